@@ -1,0 +1,59 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let codeSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "fcmctl",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "fcmctl", targets: ["fcmctl"]),
+        .executable(name: "fcm-emulator", targets: ["fcm-emulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Traits off: the emulator needs neither swift-configuration nor full Foundation extras.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0", traits: []),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CYAML", pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
+        .target(name: "FCMCore", swiftSettings: codeSettings),
+        .target(name: "FCMManifest", dependencies: ["FCMCore", "CYAML"], swiftSettings: codeSettings),
+        .target(name: "FCMClient", dependencies: ["FCMCore", "CCurl"], swiftSettings: codeSettings),
+        .target(name: "FCMState", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        .target(name: "FCMReconcile", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        .target(
+            name: "FCMCommands",
+            dependencies: [
+                "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: codeSettings),
+        .executableTarget(name: "fcmctl", dependencies: ["FCMCommands"], swiftSettings: codeSettings),
+        .target(
+            name: "FCMEmulator",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: codeSettings),
+        .executableTarget(name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        .testTarget(
+            name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"],
+            resources: [.copy("Fixtures")], swiftSettings: codeSettings),
+        .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["FCMCommands", "FCMClient", "FCMCore", "FCMState"],
+            swiftSettings: codeSettings),
+    ]
+)

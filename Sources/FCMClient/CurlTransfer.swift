@@ -1,0 +1,122 @@
+import CCurl
+import Foundation
+
+/// One easy handle and everything curl keeps pointers to (header list, buffers) until the transfer ends.
+final class CurlTransfer: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    let url: String
+    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var body = Data()
+    private var responseHeaders: [String: String] = [:]
+    private let maximumBytes: Int
+    private var overflowed = false
+    // curl writes into this until the transfer ends, so it must not move: heap memory, freed in deinit.
+    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        return buffer
+    }()
+
+    init(request: HTTPRequest, options: CurlTransport.Options) throws {
+        guard let easy = curl_easy_init() else { throw TransportError(url: request.url, message: "curl_easy_init failed") }
+        self.easy = easy
+        self.url = request.url
+        self.maximumBytes = options.maximumResponseBytes
+        _ = fcm_easy_restrict_http(easy)
+        _ = fcm_easy_setopt_str(easy, CURLOPT_URL, request.url)
+        _ = fcm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = fcm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout.components.seconds * 1000))
+        _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(options.totalTimeout.components.seconds * 1000))
+        _ = fcm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = fcm_easy_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")
+        _ = fcm_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        switch request.method {
+        case "GET": break
+        case "POST": _ = fcm_easy_setopt_long(easy, CURLOPT_POST, 1)
+        default: _ = fcm_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        if let payload = request.body {
+            _ = fcm_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count))
+            // COPYPOSTFIELDS copies, so the body need not outlive this call.
+            payload.withUnsafeBytes { raw in
+                _ = fcm_easy_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+        } else if request.method == "POST" {
+            _ = fcm_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+            _ = fcm_easy_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "")
+        }
+        // An empty Expect header stops curl from waiting for "100 Continue" on larger bodies.
+        for header in request.headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] {
+            headerList = curl_slist_append(headerList, header)
+        }
+        _ = fcm_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = fcm_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        _ = fcm_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, me)
+        _ = fcm_easy_setopt_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader)
+        _ = fcm_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    fileprivate func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if body.count + bytes.count > maximumBytes {
+            overflowed = true
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    fileprivate func appendHeader(_ line: String) {
+        if line.hasPrefix("HTTP/") {
+            responseHeaders.removeAll()  // a new response (after 100-continue or a redirect)
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        responseHeaders[name] = value
+    }
+
+    func complete(code: CURLcode) {
+        if code != CURLE_OK {
+            let detail = String(cString: errorBuffer)
+            var message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            if overflowed { message = "the response was larger than \(maximumBytes) bytes" }
+            finish(.failure(TransportError(url: url, message: message)))
+            return
+        }
+        var status = 0
+        _ = fcm_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        finish(.success(HTTPResponse(status: status, headers: responseHeaders, body: body)))
+    }
+
+    func finish(_ result: Result<HTTPResponse, any Error>) {
+        continuation?.resume(with: result)
+        continuation = nil
+    }
+}
+
+private let curlWriteBody: fcm_curl_data_callback = { pointer, size, count, userdata in
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    guard let pointer else { return length }
+    return transfer.appendBody(UnsafeRawBufferPointer(start: pointer, count: length)) ? length : 0
+}
+
+private let curlWriteHeader: fcm_curl_data_callback = { pointer, size, count, userdata in
+    guard let userdata, let pointer else { return size * count }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    transfer.appendHeader(String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self))
+    return length
+}

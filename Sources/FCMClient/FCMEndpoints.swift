@@ -1,0 +1,41 @@
+import Foundation
+
+/// Where fcmctl sends its requests. `FCM_EMULATOR_HOST` points every API at the emulator, the Firebase
+/// emulator convention (`FIRESTORE_EMULATOR_HOST`, …).
+package struct FCMEndpoints: Sendable, Hashable {
+    package var fcmBase: String
+    package var iidBase: String
+    package var usesEmulator: Bool
+
+    package static let production = FCMEndpoints(
+        fcmBase: "https://fcm.googleapis.com", iidBase: "https://iid.googleapis.com", usesEmulator: false)
+
+    package static func emulator(hostAndPort: String) -> FCMEndpoints {
+        let base = "http://\(hostAndPort)"
+        return FCMEndpoints(fcmBase: base, iidBase: base, usesEmulator: true)
+    }
+
+    /// The device-group member export API exists per the 2026 docs, but its URL and response shape were
+    /// not published (wire reference §3, [UNCERTAIN]); this one path must change if the real one differs.
+    package static let groupExportPath = "/fcm/notification/export"
+}
+
+enum URLComponentEncoder {
+    /// Percent-encodes everything but RFC 3986 unreserved characters: registrations carry ':' and topic
+    /// names may carry '%', both of which must reach the server as data, not syntax.
+    static func encode(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            default:
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
+    }
+}

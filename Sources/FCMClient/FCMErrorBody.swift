@@ -1,0 +1,45 @@
+import Foundation
+
+/// What an FCM error response says, read in the order the wire reference recommends: the FcmError
+/// detail first, then the google.rpc status, then a flat `{"error": "…"}` string, then anything else
+/// (an HTML 401 page, say) by HTTP status alone.
+struct FCMErrorBody: Sendable {
+    var code: String
+    var message: String
+
+    init(status: Int, body: Data) {
+        let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+        if let error = object?["error"] as? [String: Any] {
+            let details = error["details"] as? [[String: Any]] ?? []
+            let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"] as? String
+            code = fcmCode ?? (error["status"] as? String) ?? Self.statusName(status)
+            message = error["message"] as? String ?? ""
+        } else if let flat = object?["error"] as? String {
+            code = flat
+            message = (object?["error_description"] as? String) ?? flat
+        } else {
+            code = Self.statusName(status)
+            let text = String(decoding: body.prefix(200), as: UTF8.self)
+            message = text.contains("<") ? "a non-JSON (HTML) error page" : text
+        }
+    }
+
+    static func statusName(_ status: Int) -> String {
+        switch status {
+        case 400: "INVALID_ARGUMENT"
+        case 401: "UNAUTHENTICATED"
+        case 403: "PERMISSION_DENIED"
+        case 404: "NOT_FOUND"
+        case 409: "ALREADY_EXISTS"
+        case 429: "RESOURCE_EXHAUSTED"
+        case 500: "INTERNAL"
+        case 503: "UNAVAILABLE"
+        default: "HTTP_\(status)"
+        }
+    }
+
+    /// Codes that mean the registration itself is dead or not ours: drift, never retried (product.md inv. 8).
+    var meansRegistrationGone: Bool {
+        ["NOT_FOUND", "UNREGISTERED", "INVALID_ARGUMENT", "SENDER_ID_MISMATCH"].contains(code)
+    }
+}

@@ -1,0 +1,180 @@
+import FCMCore
+import Foundation
+
+/// The live `FCMService`: builds the wire requests of the device-group and v1 topic APIs and reads
+/// their answers. Request building is shared with `preview`, so `apply --dry-run` prints exactly what
+/// `apply` sends.
+package struct FCMHTTPService: FCMService {
+    package let transport: any HTTPTransport
+    package let endpoints: FCMEndpoints
+    package let project: ProjectSettings
+    package let authorization: (@Sendable () async throws -> String?)
+
+    package init(
+        transport: any HTTPTransport, endpoints: FCMEndpoints, project: ProjectSettings,
+        authorization: @escaping @Sendable () async throws -> String? = { nil }
+    ) {
+        self.transport = transport
+        self.endpoints = endpoints
+        self.project = project
+        self.authorization = authorization
+    }
+
+    static let groupNotFound = "notification_key not found"
+    /// The v1 list API's maximum page size; larger values are coerced to it anyway (wire reference §1B).
+    static let listPageSize = 2000
+
+    // MARK: Device groups
+
+    package func groupKey(name: String) async throws -> String? {
+        let url = "\(endpoints.fcmBase)/fcm/notification?notification_key_name=\(URLComponentEncoder.encode(name))"
+        let response = try await send(HTTPRequest(method: "GET", url: url, headers: groupHeaders))
+        if response.status == 200 { return try Self.notificationKey(in: response, url: url) }
+        let error = FCMErrorBody(status: response.status, body: response.body)
+        if error.code == Self.groupNotFound || response.status == 404 { return nil }
+        throw FCMServiceError(status: response.status, code: error.code, message: "reading the key of group/\(name): \(error.message)")
+    }
+
+    package func groupMembers(name: String, key: String) async throws -> Set<Registration> {
+        let url = "\(endpoints.fcmBase)\(FCMEndpoints.groupExportPath)?notification_key=\(URLComponentEncoder.encode(key))"
+        let response = try await send(HTTPRequest(method: "GET", url: url, headers: groupHeaders))
+        guard response.status == 200 else {
+            let error = FCMErrorBody(status: response.status, body: response.body)
+            throw FCMServiceError(status: response.status, code: error.code, message: "exporting the members of group/\(name): \(error.message)")
+        }
+        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        guard let ids = object?["registration_ids"] as? [String] else {
+            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of group/\(name) has no registration_ids")
+        }
+        return Set(ids.map(Registration.init(inferring:)))
+    }
+
+    package func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? {
+        let request = groupStepRequest(step, name: name, key: key, text: \.value)
+        let response = try await send(request)
+        guard response.status == 200 else {
+            let error = FCMErrorBody(status: response.status, body: response.body)
+            throw FCMServiceError(status: response.status, code: error.code, message: "group/\(name) \(Self.operation(step)): \(error.message)")
+        }
+        // Removing the last members deletes the group; FCM may still answer with a key, which is then useless.
+        return try? Self.notificationKey(in: response, url: request.url)
+    }
+
+    package func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] {
+        let request = groupStepRequest(step, name: name, key: key ?? "<key of group/\(name), read just before>") { redactor($0) }
+        return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
+    }
+
+    var groupHeaders: [(String, String)] {
+        [("Content-Type", "application/json"), ("access_token_auth", "true"), ("project_id", project.senderId)]
+    }
+
+    static func operation(_ step: GroupStep) -> String {
+        switch step {
+        case .create: "create"
+        case .add: "add"
+        case .remove: "remove"
+        }
+    }
+
+    func groupStepRequest(_ step: GroupStep, name: String, key: String?, text: (Registration) -> String) -> HTTPRequest {
+        var body: [String: Any] = [
+            "operation": Self.operation(step),
+            "notification_key_name": name,
+            "registration_ids": step.registrations.map(text),
+        ]
+        if case .create = step {} else { body["notification_key"] = key ?? "" }
+        return HTTPRequest(method: "POST", url: "\(endpoints.fcmBase)/fcm/notification", headers: groupHeaders, body: Self.json(body))
+    }
+
+    static func notificationKey(in response: HTTPResponse, url: String) throws -> String {
+        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        guard let key = object?["notification_key"] as? String, !key.isEmpty else {
+            throw FCMServiceError(status: response.status, code: "BAD_RESPONSE", message: "\(url) answered without a notification_key")
+        }
+        return key
+    }
+
+    // MARK: Topic subscriptions (v1)
+
+    func subscriptionsURL(_ registration: String) -> String {
+        "\(endpoints.fcmBase)/v1/projects/\(URLComponentEncoder.encode(project.id))/registrations/\(URLComponentEncoder.encode(registration))/topicSubscriptions"
+    }
+
+    package func subscriptions(of registration: Registration) async throws -> RegistrationStatus {
+        var topics = Set<String>()
+        var pageToken: String?
+        repeat {
+            var url = subscriptionsURL(registration.value) + "?pageSize=\(Self.listPageSize)"
+            if let pageToken { url += "&pageToken=\(URLComponentEncoder.encode(pageToken))" }
+            let response = try await send(HTTPRequest(method: "GET", url: url, headers: v1Headers))
+            guard response.status == 200 else {
+                let error = FCMErrorBody(status: response.status, body: response.body)
+                if error.meansRegistrationGone { return .gone(reason: error.code) }
+                throw FCMServiceError(status: response.status, code: error.code, message: "listing the topics of a registration: \(error.message)")
+            }
+            let page = try Self.subscriptionPage(response.body)
+            topics.formUnion(page.topics)
+            pageToken = page.next
+        } while pageToken != nil
+        return .active(topics: topics)
+    }
+
+    /// Field casing is [UNCERTAIN] (wire reference §1B): snake_case in Firebase's docs, lowerCamelCase in
+    /// generated clients, so both are read.
+    static func subscriptionPage(_ body: Data) throws -> (topics: [String], next: String?) {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the topic list is not a JSON object")
+        }
+        let items = (object["topic_subscriptions"] ?? object["topicSubscriptions"]) as? [[String: Any]] ?? []
+        let topics = items.compactMap { item -> String? in
+            if let topic = (item["topic_name"] ?? item["topicName"]) as? String { return topic }
+            return (item["name"] as? String)?.split(separator: "/").last.map(String.init)
+        }
+        let next = (object["next_page_token"] ?? object["nextPageToken"]) as? String
+        return (topics, next?.isEmpty == false ? next : nil)
+    }
+
+    var v1Headers: [(String, String)] {
+        [("Content-Type", "application/json"), ("X-GOOG-API-FORMAT-VERSION", "2")]
+    }
+
+    package func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome {
+        let request = subscriptionRequest(change, text: \.value)
+        let response = try await send(request)
+        if response.status == 200 { return .done }
+        let error = FCMErrorBody(status: response.status, body: response.body)
+        // 409 ALREADY_EXISTS on create means the goal holds; the SDKs count it as success too.
+        if change.action == .subscribe, response.status == 409 || error.code == "ALREADY_EXISTS" { return .done }
+        if error.meansRegistrationGone { return .registrationGone(reason: error.code) }
+        throw FCMServiceError(status: response.status, code: error.code, message: "\(change.action.rawValue) topic/\(change.topic): \(error.message)")
+    }
+
+    package func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] {
+        let request = subscriptionRequest(change) { redactor($0) }
+        return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
+    }
+
+    func subscriptionRequest(_ change: SubscriptionChange, text: (Registration) -> String) -> HTTPRequest {
+        let base = subscriptionsURL(text(change.registration))
+        let topic = URLComponentEncoder.encode(change.topic)
+        switch change.action {
+        case .subscribe:
+            return HTTPRequest(method: "POST", url: "\(base)?topicName=\(topic)", headers: v1Headers, body: Data("{}".utf8))
+        case .unsubscribe:
+            return HTTPRequest(method: "DELETE", url: "\(base)/\(topic)?allowMissing=true", headers: v1Headers)
+        }
+    }
+
+    // MARK: Plumbing
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var request = request
+        if let token = try await authorization() { request.headers.append(("Authorization", "Bearer \(token)")) }
+        return try await transport.send(request)
+    }
+
+    static func json(_ object: [String: Any]) -> Data {
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    }
+}

@@ -1,0 +1,67 @@
+/// Who may remove which subscriptions of a topic (product.md, "Ownership").
+package enum Ownership: String, Sendable, CaseIterable, Codable {
+    /// Ensure declared subscriptions; remove only those fcmctl created itself.
+    case additive
+    /// Also remove subscriptions held by any known registration that is not declared.
+    case authoritative
+    /// Never change; report differences only.
+    case observe
+}
+
+package struct ProjectSettings: Hashable, Sendable {
+    package var id: String
+    package var senderId: String
+
+    package init(id: String, senderId: String) {
+        self.id = id
+        self.senderId = senderId
+    }
+}
+
+package struct DesiredGroup: Hashable, Sendable {
+    package var name: String
+    package var members: Set<Registration>
+    package var protect: Bool
+    package var location: SourceLocation?
+
+    package init(name: String, members: Set<Registration>, protect: Bool = false, location: SourceLocation? = nil) {
+        self.name = name
+        self.members = members
+        self.protect = protect
+        self.location = location
+    }
+}
+
+package struct DesiredTopic: Hashable, Sendable {
+    package var name: String
+    package var members: Set<Registration>
+    package var ownership: Ownership
+    package var protect: Bool
+    package var location: SourceLocation?
+
+    package init(
+        name: String, members: Set<Registration>, ownership: Ownership = .additive, protect: Bool = false,
+        location: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.members = members
+        self.ownership = ownership
+        self.protect = protect
+        self.location = location
+    }
+}
+
+/// What the manifests ask for, fully resolved to registrations.
+package struct DesiredState: Hashable, Sendable {
+    package var project: ProjectSettings
+    package var groups: [String: DesiredGroup]
+    package var topics: [String: DesiredTopic]
+
+    package init(project: ProjectSettings, groups: [String: DesiredGroup] = [:], topics: [String: DesiredTopic] = [:]) {
+        self.project = project
+        self.groups = groups
+        self.topics = topics
+    }
+
+    package var isEmpty: Bool { groups.isEmpty && topics.isEmpty }
+}

@@ -1,0 +1,49 @@
+/// The requests fcmctl makes of FCM, as the domain sees them. The live implementation is in FCMClient;
+/// tests use in-memory ones. Keys returned here are only good for the next call (wire reference §0.6).
+package protocol FCMService: Sendable {
+    /// The group's current key, or nil when FCM does not know the name.
+    func groupKey(name: String) async throws -> String?
+    func groupMembers(name: String, key: String) async throws -> Set<Registration>
+    /// Returns the key from FCM's answer, to use for the next step.
+    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String?
+    func subscriptions(of registration: Registration) async throws -> RegistrationStatus
+    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome
+    /// The exact requests `perform` would send, for `apply --dry-run`; registrations redacted by `redactor`.
+    func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview]
+    func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview]
+}
+
+package enum SubscriptionOutcome: Hashable, Sendable {
+    case done
+    /// The registration is gone (NOT_FOUND / UNREGISTERED / INVALID_ARGUMENT for this sender): drift, not retried.
+    case registrationGone(reason: String)
+}
+
+package struct RequestPreview: Hashable, Sendable {
+    package var method: String
+    package var url: String
+    package var body: String?
+
+    package init(method: String, url: String, body: String?) {
+        self.method = method
+        self.url = url
+        self.body = body
+    }
+
+    package var line: String { body.map { "\(method) \(url) \($0)" } ?? "\(method) \(url)" }
+}
+
+/// A failure FCM reported that a person should read: it carries the address of the object involved.
+package struct FCMServiceError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var status: Int
+    package var code: String
+    package var message: String
+
+    package init(status: Int, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { "FCM answered \(status) \(code): \(message)" }
+}

@@ -1,0 +1,42 @@
+/// A device group as FCM reports it. The key is only good for the next request: FCM returns a different
+/// valid string on every read, so it is never compared (wire reference §0.6).
+package struct ObservedGroup: Hashable, Sendable {
+    package var name: String
+    package var notificationKey: String
+    package var members: Set<Registration>
+
+    package init(name: String, notificationKey: String, members: Set<Registration>) {
+        self.name = name
+        self.notificationKey = notificationKey
+        self.members = members
+    }
+}
+
+/// What FCM said about one registration's subscriptions.
+package enum RegistrationStatus: Hashable, Sendable {
+    case active(topics: Set<String>)
+    /// FCM no longer knows it (uninstalled, expired, or invalid for this sender): normal drift, not a failure.
+    case gone(reason: String)
+}
+
+/// The live state fcmctl could see. FCM cannot list a topic's subscribers, so this only covers the
+/// registrations and groups fcmctl knows from its manifests and its own state.
+package struct ObservedState: Hashable, Sendable {
+    package var groups: [String: ObservedGroup]
+    package var registrations: [Registration: RegistrationStatus]
+
+    package init(groups: [String: ObservedGroup] = [:], registrations: [Registration: RegistrationStatus] = [:]) {
+        self.groups = groups
+        self.registrations = registrations
+    }
+
+    package func isSubscribed(_ registration: Registration, to topic: String) -> Bool {
+        if case .active(let topics) = registrations[registration] { return topics.contains(topic) }
+        return false
+    }
+
+    package func isGone(_ registration: Registration) -> Bool {
+        if case .gone = registrations[registration] { return true }
+        return false
+    }
+}

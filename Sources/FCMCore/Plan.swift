@@ -1,0 +1,111 @@
+/// One request-sized step of a device-group change. Steps run in order; each keeps the group within
+/// 1...20 members (product.md invariant 2).
+package enum GroupStep: Hashable, Sendable {
+    case create([Registration])
+    case add([Registration])
+    case remove([Registration])
+
+    package var registrations: [Registration] {
+        switch self {
+        case .create(let members), .add(let members), .remove(let members): members
+        }
+    }
+}
+
+package struct GroupChange: Hashable, Sendable {
+    package enum Action: String, Sendable {
+        case create
+        case update
+        case delete
+    }
+
+    package var name: String
+    package var action: Action
+    package var steps: [GroupStep]
+    package var added: [Registration]
+    package var removed: [Registration]
+    package var unchanged: Int
+
+    package var address: String { "group/\(name)" }
+}
+
+package struct SubscriptionChange: Hashable, Sendable {
+    package enum Action: String, Sendable {
+        case subscribe
+        case unsubscribe
+    }
+
+    package var topic: String
+    package var registration: Registration
+    package var action: Action
+}
+
+package struct TopicChange: Hashable, Sendable {
+    package var name: String
+    package var ownership: Ownership
+    package var added: [Registration]
+    package var removed: [Registration]
+    /// Known registrations that already hold the subscription and stay.
+    package var unchanged: Int
+
+    package var address: String { "topic/\(name)" }
+
+    package var subscriptionChanges: [SubscriptionChange] {
+        added.map { SubscriptionChange(topic: name, registration: $0, action: .subscribe) }
+            + removed.map { SubscriptionChange(topic: name, registration: $0, action: .unsubscribe) }
+    }
+}
+
+/// The difference between what the manifests declare and what FCM holds, as ordered requests to make.
+package struct Plan: Hashable, Sendable {
+    package var groups: [GroupChange]
+    package var topics: [TopicChange]
+    /// Differences that fcmctl will not act on (observe-only topics, gone registrations): drift to report.
+    package var notes: [Diagnostic]
+
+    package init(groups: [GroupChange] = [], topics: [TopicChange] = [], notes: [Diagnostic] = []) {
+        self.groups = groups
+        self.topics = topics
+        self.notes = notes
+    }
+
+    package var hasChanges: Bool { !groups.isEmpty || !topics.isEmpty }
+
+    package var summary: PlanSummary {
+        var summary = PlanSummary()
+        for group in groups {
+            switch group.action {
+            case .create: summary.groupsToCreate += 1
+            case .delete: summary.groupsToDelete += 1
+            case .update: break
+            }
+            summary.membersToAdd += group.added.count
+            summary.membersToRemove += group.removed.count
+        }
+        for topic in topics {
+            summary.subscriptionsToAdd += topic.added.count
+            summary.subscriptionsToRemove += topic.removed.count
+        }
+        return summary
+    }
+}
+
+package struct PlanSummary: Hashable, Sendable {
+    package var groupsToCreate = 0
+    package var groupsToDelete = 0
+    package var membersToAdd = 0
+    package var membersToRemove = 0
+    package var subscriptionsToAdd = 0
+    package var subscriptionsToRemove = 0
+
+    package init() {}
+
+    /// The stable summary line: scripts and people grep it, so its wording is a public interface.
+    package var line: String {
+        "Plan: \(count(groupsToCreate, "group")) to create, \(groupsToDelete) to delete; "
+            + "\(count(membersToAdd, "member")) to add, \(membersToRemove) to remove; "
+            + "\(count(subscriptionsToAdd, "subscription")) to add, \(subscriptionsToRemove) to remove."
+    }
+
+    private func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
+}

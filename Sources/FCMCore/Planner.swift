@@ -1,0 +1,74 @@
+/// Computes the plan: a pure function of what is declared, what fcmctl recorded, and what FCM reported.
+package enum Planner {
+    package static func plan(desired: DesiredState, ledger: Ledger, observed: ObservedState) -> Plan {
+        var plan = Plan()
+        for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
+            if let change = groupChange(name: name, desired: desired.groups[name], observed: observed.groups[name]) {
+                plan.groups.append(change)
+            }
+        }
+        for name in Set(desired.topics.keys).union(ledger.topics.keys).sorted() {
+            let (change, notes) = topicChange(name: name, desired: desired.topics[name], ledger: ledger, observed: observed)
+            if let change { plan.topics.append(change) }
+            plan.notes.append(contentsOf: notes)
+        }
+        plan.notes.append(contentsOf: goneRegistrationNotes(desired: desired, observed: observed))
+        return plan
+    }
+
+    static func groupChange(name: String, desired: DesiredGroup?, observed: ObservedGroup?) -> GroupChange? {
+        let want = desired?.members ?? []
+        let have = observed?.members ?? []
+        let steps = GroupStepPlanner.steps(from: have, to: want)
+        if steps.isEmpty { return nil }
+        let action: GroupChange.Action = have.isEmpty ? .create : (want.isEmpty ? .delete : .update)
+        return GroupChange(
+            name: name, action: action, steps: steps,
+            added: want.subtracting(have).sorted(), removed: have.subtracting(want).sorted(),
+            unchanged: want.intersection(have).count)
+    }
+
+    static func topicChange(
+        name: String, desired: DesiredTopic?, ledger: Ledger, observed: ObservedState
+    ) -> (TopicChange?, [Diagnostic]) {
+        let declared = desired?.members ?? []
+        let ownership = desired?.ownership ?? .additive
+        let missing = declared.filter { !observed.isGone($0) && !observed.isSubscribed($0, to: name) }
+        let removalCandidates: Set<Registration>
+        switch ownership {
+        case .additive, .observe:
+            removalCandidates = ledger.managedSubscribers(of: name).subtracting(declared)
+        case .authoritative:
+            let known = observed.registrations.keys.filter { observed.isSubscribed($0, to: name) }
+            removalCandidates = Set(known).subtracting(declared)
+        }
+        let extra = removalCandidates.filter { observed.isSubscribed($0, to: name) }
+        let unchanged = declared.filter { observed.isSubscribed($0, to: name) }.count
+        if missing.isEmpty && extra.isEmpty { return (nil, []) }
+        if ownership == .observe {
+            let note = Diagnostic.warning(
+                "topic/\(name) is observe-only and differs from the manifest: \(missing.count) declared "
+                    + "subscription(s) missing, \(extra.count) to remove; fcmctl will not change it",
+                at: desired?.location)
+            return (nil, [note])
+        }
+        let change = TopicChange(
+            name: name, ownership: ownership, added: missing.sorted(), removed: extra.sorted(), unchanged: unchanged)
+        return (change, [])
+    }
+
+    static func goneRegistrationNotes(desired: DesiredState, observed: ObservedState) -> [Diagnostic] {
+        var notes: [Diagnostic] = []
+        for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
+            for registration in topic.members.sorted() {
+                guard case .gone(let reason)? = observed.registrations[registration] else { continue }
+                notes.append(
+                    .warning(
+                        "topic/\(topic.name): registration \(Redactor(showTokens: false)(registration)) is no "
+                            + "longer registered with FCM (\(reason)); it was skipped: remove it from the manifest",
+                        at: topic.location))
+            }
+        }
+        return notes
+    }
+}

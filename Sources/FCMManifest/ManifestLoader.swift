@@ -1,0 +1,133 @@
+import FCMCore
+import Foundation
+
+/// The result of loading manifests: the merged manifest (nil when any error was found), every
+/// diagnostic, and the bytes of each file read so diagnostics can quote the offending line.
+package struct ManifestLoadResult: Sendable {
+    package var manifest: Manifest?
+    package var diagnostics: [Diagnostic]
+    package var sources: [String: [UInt8]]
+}
+
+/// Reads manifest files and directories (every `*.yaml`/`*.yml` directly inside, merged), validates
+/// the whole, and reports all problems at once.
+package struct ManifestLoader: Sendable {
+    package var reader: YAMLReader
+
+    package init(reader: YAMLReader = YAMLReader()) {
+        self.reader = reader
+    }
+
+    package func load(paths: [String]) -> ManifestLoadResult {
+        var diagnostics: [Diagnostic] = []
+        var sources: [String: [UInt8]] = [:]
+        var parts: [Manifest] = []
+        for file in expand(paths, diagnostics: &diagnostics) {
+            let bytes: [UInt8]
+            do {
+                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+            } catch {
+                diagnostics.append(.error("cannot read the file: \(Self.reason(error)); check the path and its permissions", at: SourceLocation(file: file, line: 1, column: 1)))
+                continue
+            }
+            sources[file] = bytes
+            let (root, found) = reader.read(bytes, file: file)
+            diagnostics.append(contentsOf: found)
+            if found.hasErrors { continue }
+            guard let root, !root.isNull else {
+                diagnostics.append(.error("the file is empty: a manifest needs at least 'apiVersion' and 'project'", at: SourceLocation(file: file, line: 1, column: 1)))
+                continue
+            }
+            var decoder = ManifestDecoder()
+            let part = decoder.decode(root)
+            diagnostics.append(contentsOf: decoder.diagnostics)
+            parts.append(part)
+        }
+        let merged = merge(parts, diagnostics: &diagnostics)
+        diagnostics.append(contentsOf: ManifestRules.check(merged))
+        let sorted = diagnostics.sortedForDisplay()
+        return ManifestLoadResult(manifest: sorted.hasErrors ? nil : merged, diagnostics: sorted, sources: sources)
+    }
+
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError { return "no such file" }
+        return nsError.localizedDescription
+    }
+
+    func expand(_ paths: [String], diagnostics: inout [Diagnostic]) -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                diagnostics.append(.error("\(path): no such file or directory (or a symlink loop): pass a manifest file or a directory of *.yaml files"))
+                continue
+            }
+            if !isDirectory.boolValue {
+                files.append(path)
+                continue
+            }
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            let yaml = entries.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.filter { !$0.hasPrefix(".") }.sorted()
+            if yaml.isEmpty {
+                diagnostics.append(.error("\(path): the directory holds no *.yaml or *.yml files"))
+            }
+            files.append(contentsOf: yaml.map { (path as NSString).appendingPathComponent($0) })
+        }
+        return files
+    }
+
+    func merge(_ parts: [Manifest], diagnostics: inout [Diagnostic]) -> Manifest {
+        var merged = Manifest()
+        for part in parts {
+            merged.files += part.files
+            if let project = part.project {
+                if let earlier = merged.project {
+                    diagnostics.append(.error("'project' is defined in two files; keep it in one", at: project.location))
+                    diagnostics.append(.error("'project' is defined in two files; keep it in one", at: earlier.location))
+                } else {
+                    merged.project = project
+                }
+            }
+            for (name, group) in part.groups {
+                if let earlier = merged.groups[name] {
+                    diagnostics.append(.error("group/\(name) is defined twice (also at \(earlier.location.file):\(earlier.location.line))", at: group.location))
+                    diagnostics.append(.error("group/\(name) is defined twice (also at \(group.location.file):\(group.location.line))", at: earlier.location))
+                } else {
+                    merged.groups[name] = group
+                }
+            }
+            for (name, topic) in part.topics {
+                if let earlier = merged.topics[name] {
+                    diagnostics.append(.error("topic/\(name) is defined twice (also at \(earlier.location.file):\(earlier.location.line))", at: topic.location))
+                    diagnostics.append(.error("topic/\(name) is defined twice (also at \(topic.location.file):\(topic.location.line))", at: earlier.location))
+                } else {
+                    merged.topics[name] = topic
+                }
+            }
+        }
+        return merged
+    }
+}
+
+extension Manifest {
+    /// Resolves members to registrations. Call only on a manifest that loaded without errors.
+    package func desiredState() -> DesiredState {
+        var desired = DesiredState(project: ProjectSettings(id: project?.id?.value ?? "", senderId: project?.senderId?.value ?? ""))
+        for group in groups.values {
+            desired.groups[group.name] = DesiredGroup(
+                name: group.name, members: Set(group.members.map { Registration(inferring: $0.value) }),
+                protect: group.protect, location: group.location)
+        }
+        for topic in topics.values {
+            let name = TopicNameRule.normalized(topic.name)
+            desired.topics[name] = DesiredTopic(
+                name: name, members: Set(topic.members.map { Registration(inferring: $0.value) }),
+                ownership: topic.ownership, protect: topic.protect, location: topic.location)
+        }
+        return desired
+    }
+}

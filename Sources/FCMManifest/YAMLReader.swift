@@ -1,0 +1,221 @@
+import CYAML
+import FCMCore
+
+/// Reads one YAML document through libyaml's event API into `YAMLNode`s with 1-based locations.
+///
+/// Aliases are expanded by value; a budget on expanded nodes refuses "billion laughs" documents quickly
+/// instead of exhausting memory. Duplicate keys are errors (product.md), and `<<` merge keys are applied.
+package struct YAMLReader {
+    package static let defaultNodeBudget = 5_000_000
+
+    package var nodeBudget: Int
+
+    package init(nodeBudget: Int = YAMLReader.defaultNodeBudget) {
+        self.nodeBudget = nodeBudget
+    }
+
+    /// Returns the document's root node (nil for an empty stream) and every problem found.
+    package func read(_ bytes: [UInt8], file: String) -> (YAMLNode?, [Diagnostic]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var session = EventSession(file: file, nodeBudget: nodeBudget)
+            return session.run(buffer)
+        }
+    }
+}
+
+private struct EventSession {
+    enum Frame {
+        case sequence(items: [YAMLNode], start: SourceLocation, anchor: String?, weight: Int)
+        case mapping(pairs: [YAMLPair], pendingKey: YAMLNode?, start: SourceLocation, anchor: String?, weight: Int)
+    }
+
+    let file: String
+    let nodeBudget: Int
+    var stack: [Frame] = []
+    var anchors: [String: YAMLNode] = [:]
+    var root: YAMLNode?
+    var documents = 0
+    var expanded = 0
+    var diagnostics: [Diagnostic] = []
+
+    init(file: String, nodeBudget: Int) {
+        self.file = file
+        self.nodeBudget = nodeBudget
+    }
+
+    func location(_ mark: yaml_mark_t) -> SourceLocation {
+        SourceLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1)
+    }
+
+    mutating func run(_ buffer: UnsafeBufferPointer<UInt8>) -> (YAMLNode?, [Diagnostic]) {
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) == 1 else {
+            return (nil, [.error("libyaml could not allocate a parser", at: SourceLocation(file: file, line: 1, column: 1))])
+        }
+        defer { yaml_parser_delete(&parser) }
+        if let base = buffer.baseAddress, buffer.count > 0 {
+            yaml_parser_set_input_string(&parser, base, buffer.count)
+        } else {
+            return (nil, [])
+        }
+        var event = yaml_event_t()
+        while true {
+            guard yaml_parser_parse(&parser, &event) == 1 else {
+                diagnostics.append(parserError(parser))
+                return (nil, diagnostics)
+            }
+            let done = event.type == YAML_STREAM_END_EVENT
+            let keepGoing = handle(&event)
+            yaml_event_delete(&event)
+            if done || !keepGoing { break }
+        }
+        return (diagnostics.hasErrors ? nil : root, diagnostics)
+    }
+
+    func parserError(_ parser: yaml_parser_t) -> Diagnostic {
+        let problem = parser.problem.map { String(cString: $0) } ?? "malformed YAML"
+        var message = "YAML syntax: \(problem)"
+        if let context = parser.context.map({ String(cString: $0) }) {
+            message += " (\(context) at line \(parser.context_mark.line + 1), column \(parser.context_mark.column + 1))"
+        }
+        if parser.error == YAML_READER_ERROR {
+            message = "the file is not valid UTF-8 text: \(problem) at byte \(parser.problem_offset)"
+            return .error(message, at: SourceLocation(file: file, line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1))
+        }
+        return .error(message, at: location(parser.problem_mark))
+    }
+
+    static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>?, length: Int? = nil) -> String? {
+        guard let pointer else { return nil }
+        if let length {
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: length), as: UTF8.self)
+        }
+        return String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
+    }
+
+    /// Returns false to stop reading (a fatal problem was recorded).
+    mutating func handle(_ event: inout yaml_event_t) -> Bool {
+        let at = location(event.start_mark)
+        switch event.type {
+        case YAML_DOCUMENT_START_EVENT:
+            documents += 1
+            if documents > 1 {
+                diagnostics.append(.error("a manifest file holds one YAML document; split further documents into their own files", at: at))
+                return false
+            }
+        case YAML_SCALAR_EVENT:
+            let scalar = event.data.scalar
+            let text = Self.string(scalar.value, length: scalar.length) ?? ""
+            let plain = scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil
+            return emit(YAMLNode(.scalar(text, plain: plain), at: at), anchor: Self.string(scalar.anchor))
+        case YAML_ALIAS_EVENT:
+            let name = Self.string(event.data.alias.anchor) ?? ""
+            guard var node = anchors[name] else {
+                diagnostics.append(.error("alias '*\(name)' refers to no anchor defined before it", at: at))
+                return false
+            }
+            node.location = at
+            return emit(node, anchor: nil)
+        case YAML_SEQUENCE_START_EVENT:
+            stack.append(.sequence(items: [], start: at, anchor: Self.string(event.data.sequence_start.anchor), weight: 1))
+        case YAML_MAPPING_START_EVENT:
+            stack.append(.mapping(pairs: [], pendingKey: nil, start: at, anchor: Self.string(event.data.mapping_start.anchor), weight: 1))
+        case YAML_SEQUENCE_END_EVENT:
+            guard case .sequence(let items, let start, let anchor, let weight)? = stack.popLast() else { return false }
+            return emit(YAMLNode(.sequence(items), at: start, weight: weight), anchor: anchor, counted: true)
+        case YAML_MAPPING_END_EVENT:
+            guard case .mapping(let pairs, _, let start, let anchor, let weight)? = stack.popLast() else { return false }
+            let merged = applyMergeKeys(pairs)
+            checkDuplicateKeys(merged.pairs, explicit: merged.explicitCount)
+            return emit(YAMLNode(.mapping(merged.pairs), at: start, weight: weight), anchor: anchor, counted: true)
+        default:
+            break
+        }
+        return true
+    }
+
+    /// Attaches a finished node to its parent. `counted` nodes already added themselves to the budget as
+    /// they were built; scalars and aliases add their weight here.
+    mutating func emit(_ node: YAMLNode, anchor: String?, counted: Bool = false) -> Bool {
+        if !counted {
+            expanded += node.weight
+            if expanded > nodeBudget {
+                diagnostics.append(
+                    .error(
+                        "the document expands to more than \(nodeBudget) nodes through aliases; refusing it "
+                            + "(an alias bomb?): use fewer nested aliases", at: node.location))
+                return false
+            }
+        }
+        if let anchor { anchors[anchor] = node }
+        guard let top = stack.popLast() else {
+            root = node
+            return true
+        }
+        switch top {
+        case .sequence(var items, let start, let a, let weight):
+            items.append(node)
+            stack.append(.sequence(items: items, start: start, anchor: a, weight: weight + node.weight))
+        case .mapping(var pairs, let pendingKey, let start, let a, let weight):
+            if let key = pendingKey {
+                pairs.append(YAMLPair(key: key, value: node))
+                stack.append(.mapping(pairs: pairs, pendingKey: nil, start: start, anchor: a, weight: weight + node.weight))
+            } else {
+                stack.append(.mapping(pairs: pairs, pendingKey: node, start: start, anchor: a, weight: weight + node.weight))
+            }
+        }
+        return true
+    }
+
+    /// `<<: *base` (or a list of them) adds the keys the mapping does not set itself, YAML 1.1 style.
+    mutating func applyMergeKeys(_ pairs: [YAMLPair]) -> (pairs: [YAMLPair], explicitCount: Int) {
+        guard pairs.contains(where: { Self.isMergeKey($0.key) }) else { return (pairs, pairs.count) }
+        var own = pairs.filter { !Self.isMergeKey($0.key) }
+        let explicitCount = own.count
+        var present = Set(own.compactMap { $0.key.scalar })
+        for pair in pairs where Self.isMergeKey(pair.key) {
+            let sources: [YAMLNode]
+            switch pair.value.value {
+            case .mapping: sources = [pair.value]
+            case .sequence(let items): sources = items
+            case .scalar:
+                diagnostics.append(.error("a merge key '<<' takes a mapping or a list of mappings, found a scalar", at: pair.value.location))
+                continue
+            }
+            for source in sources {
+                guard case .mapping(let inherited) = source.value else {
+                    diagnostics.append(.error("a merge key '<<' takes mappings only, found \(source.kindName)", at: source.location))
+                    continue
+                }
+                for inheritedPair in inherited {
+                    guard let key = inheritedPair.key.scalar, !present.contains(key) else { continue }
+                    present.insert(key)
+                    own.append(inheritedPair)
+                }
+            }
+        }
+        return (own, explicitCount)
+    }
+
+    static func isMergeKey(_ node: YAMLNode) -> Bool {
+        if case .scalar("<<", true) = node.value { return true }
+        return false
+    }
+
+    /// Only keys written in this mapping are checked: merged keys never clash by construction.
+    mutating func checkDuplicateKeys(_ pairs: [YAMLPair], explicit: Int) {
+        var firstSeen: [String: SourceLocation] = [:]
+        for pair in pairs.prefix(explicit) {
+            guard let key = pair.key.scalar else {
+                diagnostics.append(.error("mapping keys must be scalars, found \(pair.key.kindName)", at: pair.key.location))
+                continue
+            }
+            if let first = firstSeen[key] {
+                diagnostics.append(
+                    .error("duplicate key '\(key)' (first defined at line \(first.line), column \(first.column))", at: pair.key.location))
+            } else {
+                firstSeen[key] = pair.key.location
+            }
+        }
+    }
+}

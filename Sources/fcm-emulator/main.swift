@@ -1,0 +1,2 @@
+import FCMEmulator
+print("placeholder")
