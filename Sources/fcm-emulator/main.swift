@@ -1,2 +1,3 @@
 import FCMEmulator
-print("placeholder")
+
+await EmulatorCommand.runFromCommandLine()

@@ -1,0 +1,101 @@
+import Foundation
+
+/// The v1 Topic Subscription API: `/v1/projects/{p}/registrations/{r}/topicSubscriptions` (wire reference §1B).
+struct TopicSubscriptionRoutes {
+    let store: EmulatorStore
+    let camelCaseFields: Bool
+
+    static let defaultPageSize = 1000
+    static let maximumPageSize = 2000
+
+    func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
+        let s = request.segments
+        guard s.count >= 5, s[0] == "v1", s[1] == "projects", s[3] == "registrations", s[5...].first == "topicSubscriptions"
+        else { return nil }
+        let project = s[2], registration = s[4]
+        switch (request.method, s.count) {
+        case ("GET", 6): return await list(project: project, registration: registration, request: request)
+        case ("POST", 6):
+            guard let topic = request.query("topicName", "topic_name") else {
+                return .rpcError(400, "topicName is required", fcmErrorCode: "INVALID_ARGUMENT")
+            }
+            return await create(project: project, registration: registration, topic: topic)
+        case ("GET", 7): return await get(project: project, registration: registration, topic: s[6])
+        case ("DELETE", 7):
+            let allowMissing = request.query("allowMissing", "allow_missing") == "true"
+            return await delete(project: project, registration: registration, topic: s[6], allowMissing: allowMissing)
+        default: return nil
+        }
+    }
+
+    static func isValidTopic(_ topic: String) -> Bool {
+        (1...900).contains(topic.utf8.count)
+            && topic.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: "%")].contains(byte)
+            }
+    }
+
+    /// Answers for a registration FCM would not accept, or nil when it is fine.
+    func registrationProblem(_ registration: String) async -> EmulatorResponse? {
+        switch await store.check(registration) {
+        case .valid: return nil
+        case .malformed: return .rpcError(400, "The registration is not a valid FCM registration token or FID", fcmErrorCode: "INVALID_ARGUMENT")
+        case .notFound: return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
+        }
+    }
+
+    func resource(project: String, registration: String, topic: String, created: Date) -> [String: Any] {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return [
+            "name": "projects/\(project)/registrations/\(registration)/topicSubscriptions/\(topic)",
+            camelCaseFields ? "topicName" : "topic_name": topic,
+            camelCaseFields ? "createTime" : "create_time": formatter.string(from: created),
+        ]
+    }
+
+    func create(project: String, registration: String, topic: String) async -> EmulatorResponse {
+        guard Self.isValidTopic(topic) else { return .rpcError(400, "Topic name format is invalid", fcmErrorCode: "INVALID_ARGUMENT") }
+        if let problem = await registrationProblem(registration) { return problem }
+        guard await store.subscribe(registration, to: topic) else {
+            return .rpcError(409, "Topic subscription already exists", fcmErrorCode: nil)
+        }
+        let created = await store.topics(of: registration)[topic] ?? Date()
+        return .json(200, resource(project: project, registration: registration, topic: topic, created: created))
+    }
+
+    func get(project: String, registration: String, topic: String) async -> EmulatorResponse {
+        if let problem = await registrationProblem(registration) { return problem }
+        guard let created = await store.topics(of: registration)[topic] else {
+            return .rpcError(404, "Requested entity was not found.")
+        }
+        return .json(200, resource(project: project, registration: registration, topic: topic, created: created))
+    }
+
+    func list(project: String, registration: String, request: EmulatorRequest) async -> EmulatorResponse {
+        if let problem = await registrationProblem(registration) { return problem }
+        var pageSize = Int(request.query("pageSize", "page_size") ?? "") ?? Self.defaultPageSize
+        if pageSize <= 0 { pageSize = Self.defaultPageSize }
+        pageSize = min(pageSize, Self.maximumPageSize)  // larger values are coerced, not refused
+        let topics = await store.topics(of: registration).sorted { $0.key < $1.key }
+        // The page token is the last topic of the previous page: stable under concurrent changes.
+        let after = request.query("pageToken", "page_token").flatMap { $0.isEmpty ? nil : $0 }
+        let remaining = after.map { token in topics.filter { $0.key > token } } ?? topics
+        let page = remaining.prefix(pageSize)
+        var body: [String: Any] = [
+            camelCaseFields ? "topicSubscriptions" : "topic_subscriptions":
+                page.map { resource(project: project, registration: registration, topic: $0.key, created: $0.value) }
+        ]
+        if remaining.count > page.count, let last = page.last {
+            body[camelCaseFields ? "nextPageToken" : "next_page_token"] = last.key
+        }
+        return .json(200, body)
+    }
+
+    func delete(project: String, registration: String, topic: String, allowMissing: Bool) async -> EmulatorResponse {
+        if let problem = await registrationProblem(registration) { return problem }
+        if await store.unsubscribe(registration, from: topic) || allowMissing { return .json(200, [String: Any]()) }
+        return .rpcError(404, "Requested entity was not found.")
+    }
+}
