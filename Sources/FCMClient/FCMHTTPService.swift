@@ -97,15 +97,16 @@ package struct FCMHTTPService: FCMService {
 
     // MARK: Topic subscriptions (v1)
 
-    func subscriptionsURL(_ registration: String) -> String {
-        "\(endpoints.fcmBase)/v1/projects/\(URLComponentEncoder.encode(project.id))/registrations/\(URLComponentEncoder.encode(registration))/topicSubscriptions"
+    /// `registrationSegment` is already encoded (or, in previews, a redacted placeholder).
+    func subscriptionsURL(_ registrationSegment: String) -> String {
+        "\(endpoints.fcmBase)/v1/projects/\(URLComponentEncoder.encode(project.id))/registrations/\(registrationSegment)/topicSubscriptions"
     }
 
     package func subscriptions(of registration: Registration) async throws -> RegistrationStatus {
         var topics = Set<String>()
         var pageToken: String?
         repeat {
-            var url = subscriptionsURL(registration.value) + "?pageSize=\(Self.listPageSize)"
+            var url = subscriptionsURL(URLComponentEncoder.encode(registration.value)) + "?pageSize=\(Self.listPageSize)"
             if let pageToken { url += "&pageToken=\(URLComponentEncoder.encode(pageToken))" }
             let response = try await send(HTTPRequest(method: "GET", url: url, headers: v1Headers))
             guard response.status == 200 else {
@@ -140,7 +141,7 @@ package struct FCMHTTPService: FCMService {
     }
 
     package func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome {
-        let request = subscriptionRequest(change, text: \.value)
+        let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })
         let response = try await send(request)
         if response.status == 200 { return .done }
         let error = FCMErrorBody(status: response.status, body: response.body)
@@ -151,12 +152,12 @@ package struct FCMHTTPService: FCMService {
     }
 
     package func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] {
-        let request = subscriptionRequest(change) { redactor($0) }
+        let request = subscriptionRequest(change, pathSegment: { redactor($0) })
         return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
     }
 
-    func subscriptionRequest(_ change: SubscriptionChange, text: (Registration) -> String) -> HTTPRequest {
-        let base = subscriptionsURL(text(change.registration))
+    func subscriptionRequest(_ change: SubscriptionChange, pathSegment: (Registration) -> String) -> HTTPRequest {
+        let base = subscriptionsURL(pathSegment(change.registration))
         let topic = URLComponentEncoder.encode(change.topic)
         switch change.action {
         case .subscribe:

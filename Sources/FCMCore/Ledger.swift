@@ -23,6 +23,29 @@ package struct Ledger: Codable, Hashable, Sendable {
 
     package var isEmpty: Bool { groups.isEmpty && topics.isEmpty }
 
+    private enum CodingKeys: String, CodingKey {
+        case version, lineage, serial, groups, topics
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        lineage = try container.decode(String.self, forKey: .lineage)
+        serial = try container.decode(Int.self, forKey: .serial)
+        groups = try container.decodeIfPresent([String: LedgerGroup].self, forKey: .groups) ?? [:]
+        topics = try container.decodeIfPresent([String: Set<LedgerRegistration>].self, forKey: .topics) ?? [:]
+    }
+
+    /// Members are written sorted so the same ledger always produces the same file (diffable, reviewable).
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(lineage, forKey: .lineage)
+        try container.encode(serial, forKey: .serial)
+        try container.encode(groups, forKey: .groups)
+        try container.encode(topics.mapValues { $0.sorted() }, forKey: .topics)
+    }
+
     package func managedSubscribers(of topic: String) -> Set<Registration> {
         Set((topics[topic] ?? []).map(\.registration))
     }
@@ -58,14 +81,23 @@ package struct LedgerGroup: Codable, Hashable, Sendable {
 
     package init(members: Set<LedgerRegistration>) { self.members = members }
 
+    private enum CodingKeys: String, CodingKey { case members }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(members.sorted(), forKey: .members)
+    }
+
     package var registrations: Set<Registration> { Set(members.map(\.registration)) }
 }
 
 /// A registration as stored: `{"token": "…"}` or `{"fid": "…"}`, so the kind survives a round trip.
-package struct LedgerRegistration: Codable, Hashable, Sendable {
+package struct LedgerRegistration: Codable, Hashable, Sendable, Comparable {
     package let registration: Registration
 
     package init(_ registration: Registration) { self.registration = registration }
+
+    package static func < (lhs: LedgerRegistration, rhs: LedgerRegistration) -> Bool { lhs.registration < rhs.registration }
 
     private enum CodingKeys: String, CodingKey {
         case token

@@ -1,1 +1,4 @@
-print("placeholder")
+import FCMCommands
+import Foundation
+
+exit(await FCMCtl.execute(Array(CommandLine.arguments.dropFirst())))

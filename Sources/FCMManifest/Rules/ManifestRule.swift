@@ -6,16 +6,15 @@ protocol ManifestRule {
 }
 
 enum ManifestRules {
-    static let all: [any ManifestRule.Type] = [
+    static func check(_ manifest: Manifest) -> [Diagnostic] {
+        let rules: [any ManifestRule.Type] = [
         ProjectRule.self,
         GroupMemberLimitRule.self,
         TopicNameRule.self,
         RegistrationFormatRule.self,
-        DuplicateMemberRule.self,
-    ]
-
-    static func check(_ manifest: Manifest) -> [Diagnostic] {
-        all.flatMap { $0.check(manifest) }
+            DuplicateMemberRule.self,
+        ]
+        return rules.flatMap { $0.check(manifest) }
     }
 }
 

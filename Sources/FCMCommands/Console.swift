@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+
+/// Where commands write and read. Injected through a task-local so tests run the real commands and
+/// capture exactly what a user would see, with no global mutable state.
+package struct Console: Sendable {
+    package var writeOut: @Sendable (String) -> Void
+    package var writeErr: @Sendable (String) -> Void
+    package var readLine: @Sendable () -> String?
+    package var isInteractive: Bool
+    package var environment: [String: String]
+
+    package init(
+        writeOut: @escaping @Sendable (String) -> Void, writeErr: @escaping @Sendable (String) -> Void,
+        readLine: @escaping @Sendable () -> String? = { nil }, isInteractive: Bool = false,
+        environment: [String: String] = [:]
+    ) {
+        self.writeOut = writeOut
+        self.writeErr = writeErr
+        self.readLine = readLine
+        self.isInteractive = isInteractive
+        self.environment = environment
+    }
+
+    package static let standard = Console(
+        writeOut: { FileHandle.standardOutput.write(Data($0.utf8)) },
+        writeErr: { FileHandle.standardError.write(Data($0.utf8)) },
+        readLine: { Swift.readLine() },
+        isInteractive: isatty(STDIN_FILENO) == 1,
+        environment: ProcessInfo.processInfo.environment)
+
+    @TaskLocal package static var current = Console.standard
+
+    package func out(_ line: String = "") { writeOut(line + "\n") }
+    package func err(_ line: String) { writeErr(line + "\n") }
+}
+
+/// Reports a failure to the user and returns the exit code to throw: the message is printed once, here.
+func fail(_ message: String, code: Int32 = ExitCodes.error) -> ExitCode {
+    Console.current.err("error: \(message)")
+    return ExitCode(code)
+}

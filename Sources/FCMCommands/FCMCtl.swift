@@ -1,0 +1,70 @@
+import ArgumentParser
+import FCMCore
+import Foundation
+
+/// `fcmctl`: FCM device groups and topic subscriptions as code.
+package struct FCMCtl: AsyncParsableCommand {
+    package static let version = "0.1.0"
+
+    package static let configuration = CommandConfiguration(
+        commandName: "fcmctl",
+        abstract: "Keep Firebase Cloud Messaging device groups and topic subscriptions as code.",
+        discussion: """
+            Exit codes: 0 success (plan: no changes with --detailed-exitcode), 1 error, 2 changes present \
+            (--detailed-exitcode), 3 apply partly failed, 4 state locked, 5 saved plan stale, 64 usage error.
+            """,
+        version: version,
+        subcommands: [ValidateCommand.self, PlanCommand.self, ApplyCommand.self, VersionCommand.self])
+
+    package init() {}
+
+    /// Parses and runs a command line; returns the process exit code. `main` and the end-to-end tests
+    /// share this path, so what the tests see is what users get.
+    package static func execute(_ arguments: [String]) async -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            return ExitCodes.success
+        } catch let code as ExitCode {
+            return code.rawValue
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                Console.current.out(message)
+            } else if !message.isEmpty {
+                Console.current.err(message)
+            }
+            return code == .validationFailure ? ExitCodes.usage : code.rawValue
+        }
+    }
+}
+
+struct VersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print fcmctl's version.")
+
+    func run() throws {
+        Console.current.out("fcmctl \(FCMCtl.version)")
+    }
+}
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate", abstract: "Check manifests without contacting FCM.")
+
+    @OptionGroup var manifest: ManifestOptions
+
+    func run() throws {
+        let desired = try Pipeline.load(manifest.paths)
+        let registrations = Set(desired.groups.values.flatMap(\.members) + desired.topics.values.flatMap(\.members)).count
+        Console.current.out(
+            "The manifest is valid: \(plural(desired.groups.count, "group")), \(plural(desired.topics.count, "topic")), "
+                + "\(plural(registrations, "registration")).")
+    }
+}
+
+func plural(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+
+struct ManifestOptions: ParsableArguments {
+    @Option(
+        name: [.customShort("f"), .customLong("manifest")],
+        help: "A manifest file, or a directory whose *.yaml/*.yml files are merged. Repeatable. Default: the current directory.")
+    var manifests: [String] = []
+
+    var paths: [String] { manifests.isEmpty ? ["."] : manifests }
+}
+
+struct StateOptions: ParsableArguments {
+    @Option(help: "The state file. Default: .fcmctl/state.json in the manifest's directory.")
+    var state: String?
+
+    func statePath(manifests: [String]) -> String {
+        if let state { return state }
+        let first = manifests.first ?? "."
+        var isDirectory: ObjCBool = false
+        let directory = FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) && isDirectory.boolValue
+            ? first : (first as NSString).deletingLastPathComponent
+        return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".fcmctl/state.json")
+    }
+}
+
+struct RunOptions: ParsableArguments {
+    @Flag(help: "Show registrations in full instead of redacted.")
+    var showTokens = false
+
+    @Option(help: "Requests in flight at once.")
+    var parallelism = 64
+
+    @Flag(help: "Allow a manifest that declares no groups or topics (it would remove everything fcmctl manages).")
+    var allowEmpty = false
+
+    func validate() throws {
+        guard (1...1000).contains(parallelism) else { throw ValidationError("--parallelism must be between 1 and 1000") }
+    }
+}

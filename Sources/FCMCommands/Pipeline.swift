@@ -1,0 +1,82 @@
+import FCMClient
+import FCMCore
+import FCMManifest
+import FCMReconcile
+import FCMState
+import Foundation
+
+/// The stages every command shares: load and validate, connect, read state, refresh, plan.
+struct Pipeline {
+    let manifestPaths: [String]
+    let statePath: String
+    let options: RunOptions
+
+    var console: Console { Console.current }
+
+    /// Prints every diagnostic; fails with exit 1 if any is an error, before anything is sent.
+    static func load(_ paths: [String]) throws -> DesiredState {
+        let result = ManifestLoader().load(paths: paths)
+        let printer = DiagnosticPrinter(sources: result.sources)
+        for diagnostic in result.diagnostics { Console.current.err(printer.render(diagnostic)) }
+        guard let manifest = result.manifest else {
+            let errors = result.diagnostics.filter { $0.severity == .error }.count
+            throw fail("the manifest has \(errors) error\(errors == 1 ? "" : "s"); nothing was sent to FCM")
+        }
+        return manifest.desiredState()
+    }
+
+    func loadDesired() throws -> DesiredState {
+        let desired = try Self.load(manifestPaths)
+        if desired.isEmpty && !options.allowEmpty {
+            throw fail("the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
+                + "Pass --allow-empty if that is what you want")
+        }
+        return desired
+    }
+
+    /// Only the emulator can be reached in this version: credentials for the real service come with the
+    /// client issue, and until then fcmctl refuses rather than sending unauthenticated requests to Google.
+    func connect(project: ProjectSettings) throws -> (FCMHTTPService, CurlTransport) {
+        guard let host = console.environment["FCM_EMULATOR_HOST"], !host.isEmpty else {
+            throw fail("fcmctl cannot authenticate to FCM yet: credentials (service accounts, ADC) are not supported "
+                + "in this version. Set FCM_EMULATOR_HOST=127.0.0.1:PORT to use fcm-emulator")
+        }
+        let transport = CurlTransport()
+        return (FCMHTTPService(transport: transport, endpoints: .emulator(hostAndPort: host), project: project), transport)
+    }
+
+    func readLedger() throws -> (LocalStateBackend, Ledger?) {
+        let backend = LocalStateBackend(path: statePath)
+        do {
+            return (backend, try backend.read())
+        } catch {
+            throw fail("\(error)")
+        }
+    }
+
+    struct Computed {
+        var desired: DesiredState
+        var ledger: Ledger
+        var savedLedger: Ledger?
+        var backend: LocalStateBackend
+        var observed: ObservedState
+        var plan: Plan
+    }
+
+    func compute(service: any FCMService) async throws -> Computed {
+        let desired = try loadDesired()
+        let (backend, saved) = try readLedger()
+        let ledger = saved ?? Ledger()
+        let refresher = Refresher(service: service, parallelism: options.parallelism)
+        let groups = Set(desired.groups.keys).union(ledger.groups.keys).count
+        console.err("Refreshing \(groups) group\(groups == 1 ? "" : "s") and the subscriptions of known registrations…")
+        let observed: ObservedState
+        do {
+            observed = try await refresher.refresh(desired: desired, ledger: ledger)
+        } catch {
+            throw fail("refreshing the live state failed: \(error). Nothing was changed")
+        }
+        let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
+        return Computed(desired: desired, ledger: ledger, savedLedger: saved, backend: backend, observed: observed, plan: plan)
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import FCMClient
+import FCMCore
+
+struct PlanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan", abstract: "Show what apply would change. Sends no mutating request.")
+
+    @OptionGroup var manifest: ManifestOptions
+    @OptionGroup var state: StateOptions
+    @OptionGroup var run: RunOptions
+
+    @Flag(help: "Exit 0 when there are no changes, 2 when there are.")
+    var detailedExitcode = false
+
+    func run() async throws {
+        let pipeline = Pipeline(manifestPaths: manifest.paths, statePath: state.statePath(manifests: manifest.paths), options: run)
+        let desired = try pipeline.loadDesired()
+        let (service, transport) = try pipeline.connect(project: desired.project)
+        defer { transport.shutdown() }
+        let computed = try await pipeline.compute(service: service)
+        for line in PlanTextRenderer(redactor: Redactor(showTokens: run.showTokens)).render(computed.plan) {
+            Console.current.out(line)
+        }
+        if detailedExitcode && computed.plan.hasChanges { throw ExitCode(ExitCodes.changesPresent) }
+    }
+}

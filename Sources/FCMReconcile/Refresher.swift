@@ -1,0 +1,54 @@
+import FCMCore
+
+/// Reads the live state of everything fcmctl knows about: declared and recorded groups, and every
+/// registration declared in a topic or recorded in the ledger. FCM cannot list a topic's subscribers,
+/// so nothing beyond those can be seen.
+package struct Refresher: Sendable {
+    package let service: any FCMService
+    package let parallelism: Int
+
+    package init(service: any FCMService, parallelism: Int = 64) {
+        self.service = service
+        self.parallelism = max(1, parallelism)
+    }
+
+    package func refresh(desired: DesiredState, ledger: Ledger) async throws -> ObservedState {
+        var observed = ObservedState()
+        for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
+            guard let key = try await service.groupKey(name: name) else { continue }
+            let members = try await service.groupMembers(name: name, key: key)
+            observed.groups[name] = ObservedGroup(name: name, notificationKey: key, members: members)
+        }
+        var registrations = ledger.subscribedRegistrations
+        for topic in desired.topics.values { registrations.formUnion(topic.members) }
+        let results = try await BoundedConcurrency.map(registrations.sorted(), limit: parallelism) { registration in
+            (registration, try await service.subscriptions(of: registration))
+        }
+        for (registration, status) in results { observed.registrations[registration] = status }
+        return observed
+    }
+}
+
+/// Runs an async function over many inputs with at most `limit` in flight, keeping input order.
+package enum BoundedConcurrency {
+    package static func map<Input: Sendable, Output: Sendable>(
+        _ inputs: [Input], limit: Int, _ transform: @escaping @Sendable (Input) async throws -> Output
+    ) async throws -> [Output] {
+        try await withThrowingTaskGroup(of: (Int, Output).self) { group in
+            var results = [Output?](repeating: nil, count: inputs.count)
+            var next = 0
+            func launch() {
+                let index = next
+                let input = inputs[index]
+                next += 1
+                group.addTask { (index, try await transform(input)) }
+            }
+            while next < min(limit, inputs.count) { launch() }
+            while let (index, output) = try await group.next() {
+                results[index] = output
+                if next < inputs.count { launch() }
+            }
+            return results.map { $0! }
+        }
+    }
+}
