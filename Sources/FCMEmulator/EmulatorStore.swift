@@ -58,11 +58,12 @@ actor EmulatorStore {
 
     /// By default FCM's view is simulated as "every well-formed registration exists"; strict mode only
     /// knows registrations added through the admin API, for tests of invalid-token handling.
-    func check(_ id: String) -> RegistrationCheck {
+    /// Only a mutating request records a first-seen registration, so reads leave the state dump unchanged.
+    func check(_ id: String, recordFirstUse: Bool = true) -> RegistrationCheck {
         guard Self.isWellFormed(id) else { return .malformed }
         if let record = registrations[id] { return record.uninstalled ? .notFound : .valid }
         if strictRegistrations { return .notFound }
-        registrations[id] = RegistrationRecord(kind: Self.kind(of: id))
+        if recordFirstUse { registrations[id] = RegistrationRecord(kind: Self.kind(of: id)) }
         return .valid
     }
 

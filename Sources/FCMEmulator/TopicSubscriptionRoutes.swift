@@ -37,8 +37,8 @@ struct TopicSubscriptionRoutes {
     }
 
     /// Answers for a registration FCM would not accept, or nil when it is fine.
-    func registrationProblem(_ registration: String) async -> EmulatorResponse? {
-        switch await store.check(registration) {
+    func registrationProblem(_ registration: String, mutating: Bool = false) async -> EmulatorResponse? {
+        switch await store.check(registration, recordFirstUse: mutating) {
         case .valid: return nil
         case .malformed: return .rpcError(400, "The registration is not a valid FCM registration token or FID", fcmErrorCode: "INVALID_ARGUMENT")
         case .notFound: return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
@@ -57,7 +57,7 @@ struct TopicSubscriptionRoutes {
 
     func create(project: String, registration: String, topic: String) async -> EmulatorResponse {
         guard Self.isValidTopic(topic) else { return .rpcError(400, "Topic name format is invalid", fcmErrorCode: "INVALID_ARGUMENT") }
-        if let problem = await registrationProblem(registration) { return problem }
+        if let problem = await registrationProblem(registration, mutating: true) { return problem }
         guard await store.subscribe(registration, to: topic) else {
             return .rpcError(409, "Topic subscription already exists", fcmErrorCode: nil)
         }

@@ -1,0 +1,20 @@
+# The two set-up commands of the README: `make demo` and `make test`.
+SWIFT ?= swift
+
+.PHONY: deps build demo test bench clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+demo: build
+	@bash scripts/demo.sh
+
+test: deps
+	$(SWIFT) build
+	$(SWIFT) test
+
+clean:
+	rm -rf .build

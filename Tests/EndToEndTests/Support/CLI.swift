@@ -1,0 +1,80 @@
+import FCMCommands
+import Foundation
+
+/// What one fcmctl invocation printed and returned.
+struct CLIResult {
+    var code: Int32
+    var stdout: String
+    var stderr: String
+}
+
+private final class Capture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var out = ""
+    private var err = ""
+
+    func appendOut(_ text: String) { lock.withLock { out += text } }
+    func appendErr(_ text: String) { lock.withLock { err += text } }
+    var result: (String, String) { lock.withLock { (out, err) } }
+}
+
+enum CLI {
+    /// Runs the real fcmctl command code in-process, capturing its output.
+    static func run(_ arguments: [String], emulator: EmulatorProcess?, stdin: String? = nil) async -> CLIResult {
+        let capture = Capture()
+        var environment: [String: String] = [:]
+        if let emulator { environment["FCM_EMULATOR_HOST"] = emulator.host }
+        let console = Console(
+            writeOut: { capture.appendOut($0) }, writeErr: { capture.appendErr($0) },
+            readLine: { stdin }, isInteractive: stdin != nil, environment: environment)
+        let code = await Console.$current.withValue(console) { await FCMCtl.execute(arguments) }
+        let (out, err) = capture.result
+        return CLIResult(code: code, stdout: out, stderr: err)
+    }
+
+    /// Runs the built `fcmctl` binary, for what only a process shows: its exit status.
+    static func runBinary(_ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = BuildProducts.fcmctl
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["FCM_EMULATOR_HOST"] = nil
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIResult(
+            code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// A scratch directory with manifest files, removed afterwards.
+final class Workspace: @unchecked Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    var manifestPath: String { url.appendingPathComponent("fcmctl.yaml").path }
+    var statePath: String { url.appendingPathComponent("state/state.json").path }
+
+    func write(_ text: String, to name: String = "fcmctl.yaml") throws {
+        try text.write(to: url.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+}
+
+/// Registrations that look like real FCM tokens, distinct per index.
+func token(_ index: Int, prefix: String = "dev") -> String {
+    "\(prefix)\(index):APA91b" + String(repeating: "x", count: 20) + String(index)
+}
