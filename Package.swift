@@ -52,8 +52,8 @@ let package = Package(
         .executableTarget(name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         .testTarget(
-            name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"],
-            resources: [.copy("Fixtures")], swiftSettings: codeSettings),
+            name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"], exclude: ["Fixtures"],
+            swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",

@@ -82,7 +82,9 @@ private struct EventSession {
             message = "the file is not valid UTF-8 text: \(problem) at byte \(parser.problem_offset)"
             return .error(message, at: SourceLocation(file: file, line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1))
         }
-        return .error(message, at: location(parser.problem_mark))
+        // At the end of the stream the problem mark is useless; where the unfinished construct began is not.
+        let mark = problem == "found unexpected end of stream" && parser.context != nil ? parser.context_mark : parser.problem_mark
+        return .error(message, at: location(mark))
     }
 
     static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>?, length: Int? = nil) -> String? {

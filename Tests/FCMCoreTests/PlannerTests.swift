@@ -1,0 +1,79 @@
+import FCMCore
+import Testing
+
+@Suite struct PlannerTests {
+    let a = Registration(value: "tok-a:APA91b", kind: .token)
+    let b = Registration(value: "tok-b:APA91b", kind: .token)
+    let c = Registration(value: "tok-c:APA91b", kind: .token)
+    let project = ProjectSettings(id: "p", senderId: "1")
+
+    func desired(topic ownership: Ownership = .additive, members: Set<Registration>) -> DesiredState {
+        DesiredState(project: project, topics: ["news": DesiredTopic(name: "news", members: members, ownership: ownership)])
+    }
+
+    @Test func subscribesOnlyWhatIsMissing() {
+        let observed = ObservedState(registrations: [a: .active(topics: ["news"]), b: .active(topics: [])])
+        let plan = Planner.plan(desired: desired(members: [a, b]), ledger: Ledger(), observed: observed)
+        #expect(plan.topics.count == 1)
+        #expect(plan.topics[0].added == [b])
+        #expect(plan.topics[0].removed == [])
+        #expect(plan.topics[0].unchanged == 1)
+    }
+
+    @Test func additiveRemovesOnlyLedgerRecordedSubscriptions() {
+        var ledger = Ledger()
+        ledger.recordSubscription(b, topic: "news")
+        // c subscribed itself (not in the ledger); b was created by fcmctl and is no longer declared.
+        let observed = ObservedState(registrations: [a: .active(topics: ["news"]), b: .active(topics: ["news"]), c: .active(topics: ["news"])])
+        let plan = Planner.plan(desired: desired(members: [a]), ledger: ledger, observed: observed)
+        #expect(plan.topics.map(\.removed) == [[b]])
+    }
+
+    @Test func authoritativeRemovesAnyKnownUndeclaredSubscriber() {
+        var ledger = Ledger()
+        ledger.recordSubscription(b, topic: "news")
+        let observed = ObservedState(registrations: [a: .active(topics: ["news"]), b: .active(topics: ["news"]), c: .active(topics: ["news"])])
+        let plan = Planner.plan(desired: desired(topic: .authoritative, members: [a]), ledger: ledger, observed: observed)
+        #expect(plan.topics.map(\.removed) == [[b, c]])
+    }
+
+    @Test func observeNeverChangesButReports() {
+        let observed = ObservedState(registrations: [a: .active(topics: [])])
+        let plan = Planner.plan(desired: desired(topic: .observe, members: [a]), ledger: Ledger(), observed: observed)
+        #expect(!plan.hasChanges)
+        #expect(plan.notes.count == 1)
+        #expect(plan.notes[0].message.contains("observe-only"))
+    }
+
+    @Test func goneRegistrationsAreSkippedWithAWarning() {
+        let observed = ObservedState(registrations: [a: .gone(reason: "UNREGISTERED"), b: .active(topics: [])])
+        let plan = Planner.plan(desired: desired(members: [a, b]), ledger: Ledger(), observed: observed)
+        #expect(plan.topics.map(\.added) == [[b]])
+        #expect(plan.notes.map(\.severity) == [.warning])
+        #expect(plan.notes[0].message.contains("UNREGISTERED"))
+    }
+
+    @Test func groupsAreCreatedUpdatedAndDeleted() {
+        var ledger = Ledger()
+        ledger.recordGroup("old", members: [a])
+        let desired = DesiredState(
+            project: project,
+            groups: ["new": DesiredGroup(name: "new", members: [a, b]), "same": DesiredGroup(name: "same", members: [c]),
+                     "grow": DesiredGroup(name: "grow", members: [a, c])])
+        let observed = ObservedState(groups: [
+            "old": ObservedGroup(name: "old", notificationKey: "k1", members: [a]),
+            "same": ObservedGroup(name: "same", notificationKey: "k2", members: [c]),
+            "grow": ObservedGroup(name: "grow", notificationKey: "k3", members: [a]),
+        ])
+        let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
+        #expect(plan.groups.map(\.name) == ["grow", "new", "old"])
+        #expect(plan.groups.map(\.action) == [.update, .create, .delete])
+        #expect(plan.summary.line == "Plan: 1 group to create, 1 to delete; 3 members to add, 1 to remove; 0 subscriptions to add, 0 to remove.")
+    }
+
+    @Test func groupUnknownToLedgerAndManifestIsNotTouched() {
+        let observed = ObservedState(groups: ["theirs": ObservedGroup(name: "theirs", notificationKey: "k", members: [a])])
+        let plan = Planner.plan(desired: DesiredState(project: project), ledger: Ledger(), observed: observed)
+        #expect(!plan.hasChanges)
+    }
+}

@@ -1,0 +1,80 @@
+import FCMCore
+import FCMManifest
+import Foundation
+import Testing
+
+@Suite struct LoaderTests {
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-loader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func directoryFilesAreMergedAndDuplicatesReportedAtBothPlaces() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"a:APA91b\"]\n".write(to: dir.appendingPathComponent("a.yaml"), atomically: true, encoding: .utf8)
+        try "topics:\n  sports: [\"b:APA91b\"]\n".write(to: dir.appendingPathComponent("b.yml"), atomically: true, encoding: .utf8)
+        let merged = ManifestLoader().load(paths: [dir.path])
+        #expect(merged.manifest.map { Set($0.topics.keys) } == ["news", "sports"])
+
+        try "topics:\n  news: [\"c:APA91b\"]\n".write(to: dir.appendingPathComponent("c.yaml"), atomically: true, encoding: .utf8)
+        let clash = ManifestLoader().load(paths: [dir.path])
+        #expect(clash.manifest == nil)
+        let places = clash.diagnostics.filter { $0.message.hasPrefix("topic/news is defined twice") }.compactMap(\.location)
+        #expect(Set(places.map { ($0.file as NSString).lastPathComponent }) == ["a.yaml", "c.yaml"])
+    }
+
+    @Test func directoryWithoutYamlAndMissingPathsAreErrors() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let empty = ManifestLoader().load(paths: [dir.path])
+        #expect(empty.diagnostics.map(\.message) == ["\(dir.path): the directory holds no *.yaml or *.yml files"])
+        let missing = ManifestLoader().load(paths: [dir.appendingPathComponent("nope.yaml").path])
+        #expect(missing.diagnostics.first?.message.contains("no such file or directory") == true)
+    }
+
+    @Test func emptyFileIsAnErrorAtLineOne() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("empty.yaml").path
+        FileManager.default.createFile(atPath: path, contents: Data())
+        let result = ManifestLoader().load(paths: [path])
+        #expect(result.diagnostics.map(\.headline) == ["\(path):1:1: error: the file is empty: a manifest needs at least 'apiVersion' and 'project'"])
+    }
+
+    @Test func aliasBombIsRefusedQuickly() throws {
+        var text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        for level in 1...9 {
+            text += "a\(level): &a\(level) [" + Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", ") + "]\n"
+        }
+        let clock = ContinuousClock()
+        var result: (YAMLNode?, [Diagnostic]) = (nil, [])
+        let elapsed = clock.measure { result = YAMLReader().read(Array(text.utf8), file: "bomb.yaml") }
+        #expect(result.0 == nil)
+        #expect(result.1.first?.message.contains("expands to more than") == true)
+        // Not a timing assertion on the machine's speed: a budget failure must come long before the 10^10 nodes.
+        #expect(elapsed < .seconds(5))
+    }
+
+    @Test func invalidUTF8IsReportedNotCrashed() {
+        let (root, diagnostics) = YAMLReader().read([0x61, 0x3A, 0x20, 0xFF, 0xFE, 0x0A], file: "bad.yaml")
+        #expect(root == nil)
+        #expect(diagnostics.first?.message.hasPrefix("the file is not valid UTF-8 text") == true)
+    }
+
+    @Test func locationsAreOneBased() {
+        let (root, _) = YAMLReader().read(Array("a:\n  b: c\n".utf8), file: "f.yaml")
+        guard case .mapping(let top)? = root?.value, case .mapping(let inner) = top[0].value.value else {
+            Issue.record("expected nested mappings")
+            return
+        }
+        #expect(top[0].key.location == SourceLocation(file: "f.yaml", line: 1, column: 1))
+        #expect(inner[0].value.location == SourceLocation(file: "f.yaml", line: 2, column: 6))
+    }
+
+    @Test func suggestions() {
+        #expect(Suggestions.closest(to: "topicz", in: ["groups", "topics", "project"]) == "topics")
+        #expect(Suggestions.closest(to: "zzzzzz", in: ["groups", "topics"]) == nil)
+    }
+}
