@@ -22,9 +22,8 @@ struct ApplyCommand: AsyncParsableCommand {
     func run() async throws {
         let console = Console.current
         let redactor = Redactor(showTokens: run.showTokens)
-        let pipeline = Pipeline(manifestPaths: manifest.paths, statePath: state.statePath(manifests: manifest.paths), options: run)
-        let desired = try pipeline.loadDesired()
-        let (service, transport) = try pipeline.connect(project: desired.project)
+        let pipeline = Pipeline(manifest: manifest, state: state, options: run)
+        let (service, transport) = try pipeline.start()
         defer { transport.shutdown() }
         let computed = try await pipeline.compute(service: service)
         for line in PlanTextRenderer(redactor: redactor).render(computed.plan) { console.out(line) }

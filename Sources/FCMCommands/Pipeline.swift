@@ -13,6 +13,12 @@ struct Pipeline {
 
     var console: Console { Console.current }
 
+    init(manifest: ManifestOptions, state: StateOptions, options: RunOptions) {
+        manifestPaths = manifest.paths
+        statePath = state.statePath(manifests: manifest.paths)
+        self.options = options
+    }
+
     /// Prints every diagnostic; fails with exit 1 if any is an error, before anything is sent.
     static func load(_ paths: [String]) throws -> DesiredState {
         let result = ManifestLoader().load(paths: paths)
@@ -43,6 +49,12 @@ struct Pipeline {
         }
         let transport = CurlTransport()
         return (FCMHTTPService(transport: transport, endpoints: .emulator(hostAndPort: host), project: project), transport)
+    }
+
+    /// Loads the manifests and connects: the common start of every command that talks to FCM.
+    func start() throws -> (FCMHTTPService, CurlTransport) {
+        let desired = try loadDesired()
+        return try connect(project: desired.project)
     }
 
     func readLedger() throws -> (LocalStateBackend, Ledger?) {

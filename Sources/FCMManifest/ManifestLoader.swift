@@ -92,22 +92,26 @@ package struct ManifestLoader: Sendable {
                     merged.project = project
                 }
             }
-            for (name, group) in part.groups {
-                if let earlier = merged.groups[name] {
-                    diagnostics.append(.error("group/\(name) is defined twice (also at \(earlier.location.file):\(earlier.location.line))", at: group.location))
-                    diagnostics.append(.error("group/\(name) is defined twice (also at \(group.location.file):\(group.location.line))", at: earlier.location))
-                } else {
-                    merged.groups[name] = group
-                }
+            merged.groups = mergeNamed(merged.groups, part.groups, kind: "group", location: \.location, diagnostics: &diagnostics)
+            merged.topics = mergeNamed(merged.topics, part.topics, kind: "topic", location: \.location, diagnostics: &diagnostics)
+        }
+        return merged
+    }
+
+    /// The same name defined in two files is an error reported at both places.
+    func mergeNamed<Item>(
+        _ existing: [String: Item], _ incoming: [String: Item], kind: String, location: KeyPath<Item, SourceLocation>,
+        diagnostics: inout [Diagnostic]
+    ) -> [String: Item] {
+        var merged = existing
+        for (name, item) in incoming.sorted(by: { $0.key < $1.key }) {
+            guard let earlier = merged[name] else {
+                merged[name] = item
+                continue
             }
-            for (name, topic) in part.topics {
-                if let earlier = merged.topics[name] {
-                    diagnostics.append(.error("topic/\(name) is defined twice (also at \(earlier.location.file):\(earlier.location.line))", at: topic.location))
-                    diagnostics.append(.error("topic/\(name) is defined twice (also at \(topic.location.file):\(topic.location.line))", at: earlier.location))
-                } else {
-                    merged.topics[name] = topic
-                }
-            }
+            let first = earlier[keyPath: location], second = item[keyPath: location]
+            diagnostics.append(.error("\(kind)/\(name) is defined twice (also at \(first.file):\(first.line))", at: second))
+            diagnostics.append(.error("\(kind)/\(name) is defined twice (also at \(second.file):\(second.line))", at: first))
         }
         return merged
     }
