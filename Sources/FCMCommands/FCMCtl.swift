@@ -14,7 +14,7 @@ package struct FCMCtl: AsyncParsableCommand {
             (--detailed-exitcode), 3 apply partly failed, 4 state locked, 5 saved plan stale, 64 usage error.
             """,
         version: version,
-        subcommands: [ValidateCommand.self, PlanCommand.self, ApplyCommand.self, VersionCommand.self])
+        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, VersionCommand.self])
 
     package init() {}
 
@@ -58,8 +58,12 @@ struct ValidateCommand: ParsableCommand {
 
     @OptionGroup var manifest: ManifestOptions
 
+    @Option(help: "How to print problems: text (stderr, with the source line), json, or github (workflow annotations).")
+    var format: OutputFormat = .text
+
     func run() throws {
-        let desired = try Pipeline.load(manifest.paths)
+        let desired = try Pipeline.load(manifest.paths, format: format).desired
+        if format == .json { return }
         let registrations = Set(desired.groups.values.flatMap(\.members) + desired.topics.values.flatMap(\.members)).count
         Console.current.out(
             "The manifest is valid: \(plural(desired.groups.count, "group")), \(plural(desired.topics.count, "topic")), "

@@ -6,38 +6,64 @@ import FCMState
 import Foundation
 
 /// The stages every command shares: load and validate, connect, read state, refresh, plan.
-struct Pipeline {
+struct LoadedManifest {
+    var manifest: Manifest
+    var desired: DesiredState
+}
+
+/// Holds the state path as it becomes known: `--state` wins, then the manifest's `state.path`, then the default.
+final class Pipeline {
     let manifestPaths: [String]
-    let statePath: String
     let options: RunOptions
+    let format: OutputFormat
+    private var statePath: String?
+    private let defaultStatePath: String
+    private var desired: DesiredState?
 
     var console: Console { Console.current }
 
-    init(manifest: ManifestOptions, state: StateOptions, options: RunOptions) {
+    init(manifest: ManifestOptions, state: StateOptions, options: RunOptions, format: OutputFormat = .text) {
         manifestPaths = manifest.paths
-        statePath = state.statePath(manifests: manifest.paths)
+        statePath = state.state
+        defaultStatePath = state.statePath(manifests: manifest.paths)
         self.options = options
+        self.format = format
     }
 
-    /// Prints every diagnostic; fails with exit 1 if any is an error, before anything is sent.
-    static func load(_ paths: [String]) throws -> DesiredState {
+    var resolvedStatePath: String { statePath ?? defaultStatePath }
+
+    /// Prints every diagnostic in the chosen format; fails with exit 1 if any is an error, before anything is sent.
+    static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
         let result = ManifestLoader().load(paths: paths)
-        let printer = DiagnosticPrinter(sources: result.sources)
-        for diagnostic in result.diagnostics { Console.current.err(printer.render(diagnostic)) }
-        guard let manifest = result.manifest else {
+        DiagnosticPrinter(sources: result.sources, format: format).print(result.diagnostics)
+        guard let manifest = result.manifest, let desired = result.desiredState else {
             let errors = result.diagnostics.filter { $0.severity == .error }.count
             throw fail("the manifest has \(errors) error\(errors == 1 ? "" : "s"); nothing was sent to FCM")
         }
-        return manifest.desiredState()
+        return LoadedManifest(manifest: manifest, desired: desired)
     }
 
     func loadDesired() throws -> DesiredState {
-        let desired = try Self.load(manifestPaths)
+        let loaded = try Self.load(manifestPaths, format: format)
+        let desired = loaded.desired
         if desired.isEmpty && !options.allowEmpty {
             throw fail("the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
                 + "Pass --allow-empty if that is what you want")
         }
+        if desired.project.topicAPI == .iid && !desired.topics.isEmpty {
+            throw fail("project.topicApi: iid (the legacy Instance ID batch API) is not supported by this fcmctl yet; "
+                + "use topicApi: v1, or validate only")
+        }
+        if let path = loaded.manifest.state?.path {
+            statePath = statePath ?? Self.resolve(path.value, relativeTo: path.location.file)
+        }
         return desired
+    }
+
+    static func resolve(_ path: String, relativeTo file: String) -> String {
+        if path.hasPrefix("/") { return path }
+        let directory = (file as NSString).deletingLastPathComponent
+        return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(path)
     }
 
     /// Only the emulator can be reached in this version: credentials for the real service come with the
@@ -54,11 +80,12 @@ struct Pipeline {
     /// Loads the manifests and connects: the common start of every command that talks to FCM.
     func start() throws -> (FCMHTTPService, CurlTransport) {
         let desired = try loadDesired()
+        self.desired = desired
         return try connect(project: desired.project)
     }
 
     func readLedger() throws -> (LocalStateBackend, Ledger?) {
-        let backend = LocalStateBackend(path: statePath)
+        let backend = LocalStateBackend(path: resolvedStatePath)
         do {
             return (backend, try backend.read())
         } catch {
@@ -76,7 +103,7 @@ struct Pipeline {
     }
 
     func compute(service: any FCMService) async throws -> Computed {
-        let desired = try loadDesired()
+        let desired = try self.desired ?? loadDesired()
         let (backend, saved) = try readLedger()
         let ledger = saved ?? Ledger()
         let refresher = Refresher(service: service, parallelism: options.parallelism)

@@ -8,13 +8,22 @@ package enum Ownership: String, Sendable, CaseIterable, Codable {
     case observe
 }
 
+package enum TopicAPI: String, Sendable, CaseIterable {
+    /// The v1 Topic Subscription API: one request per change (the default and the future).
+    case v1
+    /// The legacy Instance ID batch API: up to 1000 registrations per request; turned down 2027-09-29.
+    case iid
+}
+
 package struct ProjectSettings: Hashable, Sendable {
     package var id: String
     package var senderId: String
+    package var topicAPI: TopicAPI
 
-    package init(id: String, senderId: String) {
+    package init(id: String, senderId: String, topicAPI: TopicAPI = .v1) {
         self.id = id
         self.senderId = senderId
+        self.topicAPI = topicAPI
     }
 }
 

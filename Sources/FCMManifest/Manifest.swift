@@ -1,8 +1,11 @@
 import FCMCore
 
-/// A manifest as written, before registrations are resolved: every value keeps where it came from.
+/// A manifest as written, before names are resolved: every value keeps where it came from.
 package struct Manifest: Sendable {
     package var project: ManifestProject?
+    package var state: ManifestStateSettings?
+    package var defaults: ManifestDefaults?
+    package var devices: [String: ManifestDevice] = [:]
     package var groups: [String: ManifestGroup] = [:]
     package var topics: [String: ManifestTopic] = [:]
     package var files: [String] = []
@@ -23,22 +26,65 @@ package struct Located<Value: Sendable>: Sendable {
 package struct ManifestProject: Sendable {
     package var id: Located<String>?
     package var senderId: Located<String>?
+    package var topicApi: Located<TopicAPI>?
     package var location: SourceLocation
+}
+
+package struct ManifestStateSettings: Sendable {
+    package var backend: Located<String>?
+    package var path: Located<String>?
+    package var location: SourceLocation
+}
+
+package struct ManifestDefaults: Sendable {
+    package var ownership: Located<Ownership>?
+    package var protect: Located<Bool>?
+    package var location: SourceLocation
+}
+
+package struct ManifestDevice: Sendable {
+    package var name: String
+    package var registration: Located<String>?
+    package var kind: Registration.Kind
+    package var labels: [String: String]
+    package var location: SourceLocation
+}
+
+/// A member as written: a string that names a device or is a raw registration (decided when resolving),
+/// or an explicit `{token: …}` / `{fid: …}`.
+package enum MemberReference: Sendable {
+    case name(Located<String>)
+    case explicit(Registration, SourceLocation)
+
+    package var location: SourceLocation {
+        switch self {
+        case .name(let located): located.location
+        case .explicit(_, let location): location
+        }
+    }
 }
 
 package struct ManifestGroup: Sendable {
     package var name: String
-    package var members: [Located<String>]
+    package var members: [MemberReference]
     package var membersLocation: SourceLocation
-    package var protect: Bool
+    package var protect: Located<Bool>?
+    package var location: SourceLocation
+}
+
+package struct LabelSelector: Sendable {
+    /// label → accepted values (a list in YAML means any of them).
+    package var labels: [(key: String, values: [String])]
     package var location: SourceLocation
 }
 
 package struct ManifestTopic: Sendable {
     package var name: String
-    package var members: [Located<String>]
+    package var members: [MemberReference]
+    package var selector: LabelSelector?
+    package var exclude: [MemberReference]
     package var membersLocation: SourceLocation
-    package var ownership: Ownership
-    package var protect: Bool
+    package var ownership: Located<Ownership>?
+    package var protect: Located<Bool>?
     package var location: SourceLocation
 }

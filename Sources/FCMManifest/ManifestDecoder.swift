@@ -2,157 +2,275 @@ import FCMCore
 
 /// Turns one file's YAML tree into a `Manifest`, reporting every type or key problem it meets.
 struct ManifestDecoder {
-    static let topLevelKeys = ["apiVersion", "project", "groups", "topics"]
-    static let projectKeys = ["id", "senderId"]
-    static let groupKeys = ["members", "protect"]
-    static let topicKeys = ["members", "ownership", "protect"]
-    static let apiVersion = "fcmctl/v1"
-
     var diagnostics: [Diagnostic] = []
 
     mutating func decode(_ root: YAMLNode) -> Manifest {
         var manifest = Manifest()
         manifest.files = [root.location.file]
-        guard let pairs = mapping(root, what: "the top level of a manifest") else { return manifest }
-        for pair in pairs {
-            guard let key = pair.key.scalar else { continue }
+        for (key, keyNode, value) in fields(root, of: "the top level of a manifest", known: ManifestSchema.topLevel) {
             switch key {
             case "apiVersion":
-                if let version = string(pair.value, what: "apiVersion"), version != Self.apiVersion {
-                    diagnostics.append(.error("unsupported apiVersion '\(version)'; this fcmctl reads '\(Self.apiVersion)'", at: pair.value.location))
+                if let version = string(value, what: "apiVersion"), version != ManifestSchema.apiVersion {
+                    error("unsupported apiVersion '\(version)'; this fcmctl reads '\(ManifestSchema.apiVersion)'", at: value)
                 }
-            case "project": manifest.project = project(pair.value)
-            case "groups": manifest.groups = groups(pair.value)
-            case "topics": manifest.topics = topics(pair.value)
-            default: unknownKey(pair.key, key, known: Self.topLevelKeys, in: "the top level")
+            case "project": manifest.project = project(value, at: keyNode.location)
+            case "state": manifest.state = state(value, at: keyNode.location)
+            case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
+            case "devices": manifest.devices = named(value, what: "devices") { $0.device($1, $2, at: $3) }
+            case "groups": manifest.groups = named(value, what: "groups") { $0.group($1, $2, at: $3) }
+            default: manifest.topics = named(value, what: "topics") { $0.topic($1, $2, at: $3) }
             }
         }
         return manifest
     }
 
-    mutating func unknownKey(_ node: YAMLNode, _ key: String, known: [String], in place: String) {
-        diagnostics.append(.error("unknown key '\(key)' in \(place)" + Suggestions.hint(for: key, in: known), at: node.location))
-    }
+    // MARK: Sections
 
-    mutating func mapping(_ node: YAMLNode, what: String) -> [YAMLPair]? {
-        if case .mapping(let pairs) = node.value { return pairs }
-        if node.isNull { return [] }
-        diagnostics.append(.error("\(what) must be a mapping, found \(node.kindName)", at: node.location))
-        return nil
-    }
-
-    mutating func string(_ node: YAMLNode, what: String) -> String? {
-        if case .scalar(let text, _) = node.value, !node.isNull { return text }
-        diagnostics.append(.error("\(what) must be a string, found \(node.isNull ? "nothing" : node.kindName)", at: node.location))
-        return nil
-    }
-
-    mutating func bool(_ node: YAMLNode, what: String) -> Bool {
-        if case .scalar(let text, let plain) = node.value, plain, text == "true" || text == "false" { return text == "true" }
-        diagnostics.append(.error("\(what) must be true or false, found \(node.scalar.map { "'\($0)'" } ?? node.kindName)", at: node.location))
-        return false
-    }
-
-    mutating func project(_ node: YAMLNode) -> ManifestProject? {
-        guard let pairs = mapping(node, what: "project") else { return nil }
-        var project = ManifestProject(location: node.location)
-        for pair in pairs {
-            guard let key = pair.key.scalar else { continue }
+    mutating func project(_ node: YAMLNode, at location: SourceLocation) -> ManifestProject {
+        var project = ManifestProject(location: location)
+        for (key, _, value) in fields(node, of: "project", known: ManifestSchema.project) {
             switch key {
-            case "id":
-                if let id = string(pair.value, what: "project.id") { project.id = Located(id, at: pair.value.location) }
+            case "id": project.id = located(string(value, what: "project.id"), value)
             case "senderId":
-                if let sender = string(pair.value, what: "project.senderId") {
-                    if sender.isEmpty || !sender.allSatisfy(\.isASCIIDigitCharacter) {
-                        diagnostics.append(.error("project.senderId must be the numeric project number (e.g. \"123456789012\"), found '\(sender)'", at: pair.value.location))
+                if let sender = string(value, what: "project.senderId") {
+                    if sender.isEmpty || !sender.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                        error("project.senderId must be the numeric project number (e.g. \"123456789012\"), found '\(sender)'", at: value)
                     }
-                    project.senderId = Located(sender, at: pair.value.location)
+                    project.senderId = Located(sender, at: value.location)
                 }
-            default: unknownKey(pair.key, key, known: Self.projectKeys, in: "project")
+            default:
+                project.topicApi = located(choice(value, what: "project.topicApi", TopicAPI.self), value)
             }
         }
         return project
     }
 
-    mutating func members(_ node: YAMLNode, owner: String) -> [Located<String>] {
+    mutating func state(_ node: YAMLNode, at location: SourceLocation) -> ManifestStateSettings {
+        var settings = ManifestStateSettings(location: location)
+        for (key, _, value) in fields(node, of: "state", known: ManifestSchema.state) {
+            guard let text = string(value, what: "state.\(key)") else { continue }
+            if key == "backend" {
+                if !ManifestSchema.stateBackends.contains(text) {
+                    error("unknown state backend '\(text)'" + Suggestions.hint(for: text, in: ManifestSchema.stateBackends), at: value)
+                }
+                settings.backend = Located(text, at: value.location)
+            } else {
+                settings.path = Located(text, at: value.location)
+            }
+        }
+        return settings
+    }
+
+    mutating func defaults(_ node: YAMLNode, at location: SourceLocation) -> ManifestDefaults {
+        var defaults = ManifestDefaults(location: location)
+        for (key, _, value) in fields(node, of: "defaults", known: ManifestSchema.defaults) {
+            if key == "ownership" {
+                defaults.ownership = located(choice(value, what: "defaults.ownership", Ownership.self), value)
+            } else {
+                defaults.protect = located(bool(value, what: "defaults.protect"), value)
+            }
+        }
+        return defaults
+    }
+
+    mutating func device(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> ManifestDevice {
+        var device = ManifestDevice(name: name, registration: nil, kind: .token, labels: [:], location: location)
+        let errorsBefore = diagnostics.count
+        var ids: [(Registration.Kind, YAMLNode)] = []
+        for (key, _, value) in fields(node, of: "device/\(name)", known: ManifestSchema.device) {
+            switch key {
+            case "token": ids.append((.token, value))
+            case "fid": ids.append((.fid, value))
+            default: device.labels = labels(value, owner: "device/\(name)")
+            }
+        }
+        if ids.count != 1 {
+            if diagnostics.count == errorsBefore || ids.count > 1 {
+                diagnostics.append(.error("device/\(name) needs exactly one of 'token' or 'fid'", at: location))
+            }
+        } else if let text = string(ids[0].1, what: "device/\(name) \(ids[0].0.rawValue)") {
+            device.kind = ids[0].0
+            device.registration = Located(text, at: ids[0].1.location)
+        }
+        return device
+    }
+
+    mutating func labels(_ node: YAMLNode, owner: String) -> [String: String] {
+        var labels: [String: String] = [:]
+        for (key, _, value) in fields(node, of: "\(owner) labels", known: nil) {
+            if let text = string(value, what: "\(owner) label '\(key)'") { labels[key] = text }
+        }
+        return labels
+    }
+
+    mutating func group(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> ManifestGroup {
+        let owner = "group/\(name)"
+        var group = ManifestGroup(name: name, members: [], membersLocation: node.location, protect: nil, location: location)
+        if case .sequence = node.value {
+            group.members = members(node, owner: owner)
+            return group
+        }
+        for (key, _, value) in fields(node, of: owner, known: ManifestSchema.group) {
+            if key == "members" {
+                group.members = members(value, owner: owner)
+                group.membersLocation = value.location
+            } else {
+                group.protect = located(bool(value, what: "\(owner) protect"), value)
+            }
+        }
+        return group
+    }
+
+    mutating func topic(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> ManifestTopic {
+        let owner = "topic/\(name)"
+        var topic = ManifestTopic(
+            name: name, members: [], selector: nil, exclude: [], membersLocation: node.location, ownership: nil, protect: nil,
+            location: location)
+        if case .sequence = node.value {
+            topic.members = members(node, owner: owner)
+            return topic
+        }
+        for (key, _, value) in fields(node, of: owner, known: ManifestSchema.topic) {
+            switch key {
+            case "ownership": topic.ownership = located(choice(value, what: "\(owner) ownership", Ownership.self), value)
+            case "protect": topic.protect = located(bool(value, what: "\(owner) protect"), value)
+            default:
+                topic.membersLocation = value.location
+                if case .mapping = value.value {
+                    topicMembers(value, into: &topic)
+                } else {
+                    topic.members = members(value, owner: owner)
+                }
+            }
+        }
+        return topic
+    }
+
+    mutating func topicMembers(_ node: YAMLNode, into topic: inout ManifestTopic) {
+        let owner = "topic/\(topic.name)"
+        for (key, _, value) in fields(node, of: "\(owner) members", known: ManifestSchema.topicMembers) {
+            switch key {
+            case "selector": topic.selector = selector(value, owner: owner)
+            case "include": topic.members = members(value, owner: owner)
+            default: topic.exclude = members(value, owner: "\(owner) exclude")
+            }
+        }
+    }
+
+    mutating func selector(_ node: YAMLNode, owner: String) -> LabelSelector {
+        var selector = LabelSelector(labels: [], location: node.location)
+        let entries = fields(node, of: "\(owner) selector", known: nil)
+        for (key, _, value) in entries {
+            switch value.value {
+            case .scalar(let text, _) where !value.isNull:
+                selector.labels.append((key, [text]))
+            case .sequence(let items):
+                let values = items.compactMap { string($0, what: "\(owner) selector value for '\(key)'") }
+                if values.isEmpty { error("\(owner) selector '\(key)' lists no values", at: value) }
+                selector.labels.append((key, values))
+            default:
+                error("\(owner) selector '\(key)' must be a label value or a list of values, found \(value.isNull ? "nothing" : value.kindName)", at: value)
+            }
+        }
+        if entries.isEmpty, case .mapping = node.value { error("\(owner) selector is empty: name at least one label", at: node) }
+        return selector
+    }
+
+    mutating func members(_ node: YAMLNode, owner: String) -> [MemberReference] {
         if node.isNull { return [] }
         guard case .sequence(let items) = node.value else {
-            diagnostics.append(.error("\(owner) members must be a list of registrations, found \(node.kindName)", at: node.location))
+            error("\(owner) members must be a list of device names or registrations, found \(node.kindName)", at: node)
             return []
         }
-        var members: [Located<String>] = []
+        var members: [MemberReference] = []
+        members.reserveCapacity(items.count)
         for item in items {
-            guard case .scalar(let text, _) = item.value, !item.isNull else {
-                diagnostics.append(.error("\(owner): each member must be a registration string, found \(item.isNull ? "nothing" : item.kindName)", at: item.location))
-                continue
+            switch item.value {
+            case .scalar(let text, _) where !item.isNull:
+                members.append(.name(Located(text, at: item.location)))
+            case .mapping:
+                var explicit: [(Registration.Kind, String)] = []
+                let errorsBefore = diagnostics.count
+                for (key, _, value) in fields(item, of: "\(owner) member", known: ManifestSchema.explicitMember) {
+                    if let text = string(value, what: "\(owner) member \(key)") { explicit.append((key == "fid" ? .fid : .token, text)) }
+                }
+                if explicit.count == 1 {
+                    members.append(.explicit(Registration(value: explicit[0].1, kind: explicit[0].0), item.location))
+                } else if diagnostics.count == errorsBefore || explicit.count > 1 {
+                    error("\(owner): a member mapping needs exactly one of 'token' or 'fid'", at: item)
+                }
+            default:
+                error("\(owner): each member must be a device name or a registration, found \(item.isNull ? "nothing" : item.kindName)", at: item)
             }
-            members.append(Located(text, at: item.location))
         }
         return members
     }
 
-    mutating func groups(_ node: YAMLNode) -> [String: ManifestGroup] {
-        guard let pairs = mapping(node, what: "groups") else { return [:] }
-        var groups: [String: ManifestGroup] = [:]
-        for pair in pairs {
-            guard let name = pair.key.scalar else { continue }
-            var group = ManifestGroup(name: name, members: [], membersLocation: pair.value.location, protect: false, location: pair.key.location)
-            if case .sequence = pair.value.value {
-                group.members = members(pair.value, owner: "group/\(name)")
-            } else if let fields = mapping(pair.value, what: "group/\(name)") {
-                for field in fields {
-                    guard let key = field.key.scalar else { continue }
-                    switch key {
-                    case "members":
-                        group.members = members(field.value, owner: "group/\(name)")
-                        group.membersLocation = field.value.location
-                    case "protect": group.protect = bool(field.value, what: "group/\(name) protect")
-                    default: unknownKey(field.key, key, known: Self.groupKeys, in: "group/\(name)")
-                    }
-                }
-            }
-            groups[name] = group
-        }
-        return groups
+    // MARK: Helpers
+
+    mutating func error(_ message: String, at node: YAMLNode) {
+        diagnostics.append(.error(message, at: node.location))
     }
 
-    mutating func topics(_ node: YAMLNode) -> [String: ManifestTopic] {
-        guard let pairs = mapping(node, what: "topics") else { return [:] }
-        var topics: [String: ManifestTopic] = [:]
+    /// The pairs of a mapping; unknown keys (when `known` is given) are reported with a suggestion.
+    mutating func fields(_ node: YAMLNode, of what: String, known: [String]?) -> [(String, YAMLNode, YAMLNode)] {
+        guard let pairs = mapping(node, what: what) else { return [] }
+        var result: [(String, YAMLNode, YAMLNode)] = []
         for pair in pairs {
-            guard let name = pair.key.scalar else { continue }
-            var topic = ManifestTopic(
-                name: name, members: [], membersLocation: pair.value.location, ownership: .additive, protect: false,
-                location: pair.key.location)
-            if case .sequence = pair.value.value {
-                topic.members = members(pair.value, owner: "topic/\(name)")
-            } else if let fields = mapping(pair.value, what: "topic/\(name)") {
-                for field in fields {
-                    guard let key = field.key.scalar else { continue }
-                    switch key {
-                    case "members":
-                        topic.members = members(field.value, owner: "topic/\(name)")
-                        topic.membersLocation = field.value.location
-                    case "protect": topic.protect = bool(field.value, what: "topic/\(name) protect")
-                    case "ownership":
-                        if let text = string(field.value, what: "topic/\(name) ownership") {
-                            if let ownership = Ownership(rawValue: text) {
-                                topic.ownership = ownership
-                            } else {
-                                let known = Ownership.allCases.map(\.rawValue)
-                                diagnostics.append(.error("unknown ownership '\(text)' for topic/\(name)" + Suggestions.hint(for: text, in: known), at: field.value.location))
-                            }
-                        }
-                    default: unknownKey(field.key, key, known: Self.topicKeys, in: "topic/\(name)")
-                    }
-                }
+            guard let key = pair.key.scalar else { continue }
+            if let known, !known.contains(key) {
+                let place = what.hasPrefix("the top level") ? "the top level" : what
+                error("unknown key '\(key)' in \(place)" + Suggestions.hint(for: key, in: known), at: pair.key)
+                continue
             }
-            topics[name] = topic
+            result.append((key, pair.key, pair.value))
         }
-        return topics
+        return result
     }
-}
 
-extension Character {
-    var isASCIIDigitCharacter: Bool { isASCII && isNumber }
+    mutating func named<Item>(
+        _ node: YAMLNode, what: String, _ decode: (inout ManifestDecoder, String, YAMLNode, SourceLocation) -> Item
+    ) -> [String: Item] {
+        var items: [String: Item] = [:]
+        for (name, keyNode, value) in fields(node, of: what, known: nil) {
+            if name.isEmpty {
+                error("\(what): a name must not be empty", at: keyNode)
+                continue
+            }
+            items[name] = decode(&self, name, value, keyNode.location)
+        }
+        return items
+    }
+
+    mutating func mapping(_ node: YAMLNode, what: String) -> [YAMLPair]? {
+        if case .mapping(let pairs) = node.value { return pairs }
+        if node.isNull { return [] }
+        error("\(what) must be a mapping, found \(node.kindName)", at: node)
+        return nil
+    }
+
+    mutating func string(_ node: YAMLNode, what: String) -> String? {
+        if case .scalar(let text, _) = node.value, !node.isNull { return text }
+        error("\(what) must be a string, found \(node.isNull ? "nothing" : node.kindName)", at: node)
+        return nil
+    }
+
+    mutating func bool(_ node: YAMLNode, what: String) -> Bool? {
+        if case .scalar(let text, let plain) = node.value, plain, text == "true" || text == "false" { return text == "true" }
+        error("\(what) must be true or false, found \(node.scalar.map { "'\($0)'" } ?? node.kindName)", at: node)
+        return nil
+    }
+
+    mutating func choice<Choice: RawRepresentable & CaseIterable>(_ node: YAMLNode, what: String, _ type: Choice.Type) -> Choice?
+    where Choice.RawValue == String {
+        guard let text = string(node, what: what) else { return nil }
+        if let value = Choice(rawValue: text) { return value }
+        let known = Choice.allCases.map(\.rawValue)
+        error("unknown \(what) '\(text)'" + Suggestions.hint(for: text, in: known), at: node)
+        return nil
+    }
+
+    func located<Value>(_ value: Value?, _ node: YAMLNode) -> Located<Value>? {
+        value.map { Located($0, at: node.location) }
+    }
 }

@@ -4,9 +4,17 @@ import Foundation
 /// The result of loading manifests: the merged manifest (nil when any error was found), every
 /// diagnostic, and the bytes of each file read so diagnostics can quote the offending line.
 package struct ManifestLoadResult: Sendable {
+    /// nil when any error was found.
     package var manifest: Manifest?
+    package var resolution: Resolution?
     package var diagnostics: [Diagnostic]
     package var sources: [String: [UInt8]]
+
+    /// The desired state, when the manifest loaded without errors.
+    package var desiredState: DesiredState? {
+        guard let manifest, let resolution else { return nil }
+        return manifest.desiredState(resolution)
+    }
 }
 
 /// Reads manifest files and directories (every `*.yaml`/`*.yml` directly inside, merged), validates
@@ -44,9 +52,12 @@ package struct ManifestLoader: Sendable {
             parts.append(part)
         }
         let merged = merge(parts, diagnostics: &diagnostics)
-        diagnostics.append(contentsOf: ManifestRules.check(merged))
+        let resolution = ManifestResolver(merged).resolve()
+        diagnostics.append(contentsOf: resolution.diagnostics)
+        diagnostics.append(contentsOf: ManifestRules.check(RuleContext(manifest: merged, resolution: resolution)))
         let sorted = diagnostics.sortedForDisplay()
-        return ManifestLoadResult(manifest: sorted.hasErrors ? nil : merged, diagnostics: sorted, sources: sources)
+        let ok = !sorted.hasErrors
+        return ManifestLoadResult(manifest: ok ? merged : nil, resolution: ok ? resolution : nil, diagnostics: sorted, sources: sources)
     }
 
     static func reason(_ error: any Error) -> String {
@@ -84,18 +95,26 @@ package struct ManifestLoader: Sendable {
         var merged = Manifest()
         for part in parts {
             merged.files += part.files
-            if let project = part.project {
-                if let earlier = merged.project {
-                    diagnostics.append(.error("'project' is defined in two files; keep it in one", at: project.location))
-                    diagnostics.append(.error("'project' is defined in two files; keep it in one", at: earlier.location))
-                } else {
-                    merged.project = project
-                }
-            }
+            merged.project = mergeSection(merged.project, part.project, name: "project", location: \.location, diagnostics: &diagnostics)
+            merged.state = mergeSection(merged.state, part.state, name: "state", location: \.location, diagnostics: &diagnostics)
+            merged.defaults = mergeSection(merged.defaults, part.defaults, name: "defaults", location: \.location, diagnostics: &diagnostics)
+            merged.devices = mergeNamed(merged.devices, part.devices, kind: "device", location: \.location, diagnostics: &diagnostics)
             merged.groups = mergeNamed(merged.groups, part.groups, kind: "group", location: \.location, diagnostics: &diagnostics)
             merged.topics = mergeNamed(merged.topics, part.topics, kind: "topic", location: \.location, diagnostics: &diagnostics)
         }
         return merged
+    }
+
+    func mergeSection<Section>(
+        _ existing: Section?, _ incoming: Section?, name: String, location: KeyPath<Section, SourceLocation>,
+        diagnostics: inout [Diagnostic]
+    ) -> Section? {
+        guard let incoming else { return existing }
+        guard let existing else { return incoming }
+        for place in [incoming[keyPath: location], existing[keyPath: location]] {
+            diagnostics.append(.error("'\(name)' is defined in two files; keep it in one", at: place))
+        }
+        return existing
     }
 
     /// The same name defined in two files is an error reported at both places.
@@ -118,19 +137,23 @@ package struct ManifestLoader: Sendable {
 }
 
 extension Manifest {
-    /// Resolves members to registrations. Call only on a manifest that loaded without errors.
-    package func desiredState() -> DesiredState {
-        var desired = DesiredState(project: ProjectSettings(id: project?.id?.value ?? "", senderId: project?.senderId?.value ?? ""))
+    /// Builds the desired state from a manifest that loaded without errors and its resolution.
+    package func desiredState(_ resolution: Resolution) -> DesiredState {
+        let project = ProjectSettings(
+            id: project?.id?.value ?? "", senderId: project?.senderId?.value ?? "", topicAPI: project?.topicApi?.value ?? .v1)
+        var desired = DesiredState(project: project)
+        let defaultProtect = defaults?.protect?.value ?? false
+        let defaultOwnership = defaults?.ownership?.value ?? .additive
         for group in groups.values {
             desired.groups[group.name] = DesiredGroup(
-                name: group.name, members: Set(group.members.map { Registration(inferring: $0.value) }),
-                protect: group.protect, location: group.location)
+                name: group.name, members: Set((resolution.groupMembers[group.name] ?? []).map(\.registration)),
+                protect: group.protect?.value ?? defaultProtect, location: group.location)
         }
         for topic in topics.values {
             let name = TopicNameRule.normalized(topic.name)
             desired.topics[name] = DesiredTopic(
-                name: name, members: Set(topic.members.map { Registration(inferring: $0.value) }),
-                ownership: topic.ownership, protect: topic.protect, location: topic.location)
+                name: name, members: resolution.topicMembers[name] ?? [], ownership: topic.ownership?.value ?? defaultOwnership,
+                protect: topic.protect?.value ?? defaultProtect, location: topic.location)
         }
         return desired
     }

@@ -16,11 +16,24 @@ package struct YAMLReader {
 
     /// Returns the document's root node (nil for an empty stream) and every problem found.
     package func read(_ bytes: [UInt8], file: String) -> (YAMLNode?, [Diagnostic]) {
+        let document = readDocument(bytes, file: file)
+        return (document.root, document.diagnostics)
+    }
+
+    /// Like `read`, and also says whether anchors or aliases were used (expanded nodes lose that fact).
+    package func readDocument(_ bytes: [UInt8], file: String) -> YAMLDocument {
         bytes.withUnsafeBufferPointer { buffer in
             var session = EventSession(file: file, nodeBudget: nodeBudget)
-            return session.run(buffer)
+            let (root, diagnostics) = session.run(buffer)
+            return YAMLDocument(root: root, diagnostics: diagnostics, usesAnchors: session.usesAnchors)
         }
     }
+}
+
+package struct YAMLDocument: Sendable {
+    package var root: YAMLNode?
+    package var diagnostics: [Diagnostic]
+    package var usesAnchors: Bool
 }
 
 private struct EventSession {
@@ -37,6 +50,7 @@ private struct EventSession {
     var documents = 0
     var expanded = 0
     var diagnostics: [Diagnostic] = []
+    var usesAnchors = false
 
     init(file: String, nodeBudget: Int) {
         self.file = file
@@ -61,7 +75,7 @@ private struct EventSession {
         var event = yaml_event_t()
         while true {
             guard yaml_parser_parse(&parser, &event) == 1 else {
-                diagnostics.append(parserError(parser))
+                diagnostics.append(parserError(parser, buffer))
                 return (nil, diagnostics)
             }
             let done = event.type == YAML_STREAM_END_EVENT
@@ -72,15 +86,26 @@ private struct EventSession {
         return (diagnostics.hasErrors ? nil : root, diagnostics)
     }
 
-    func parserError(_ parser: yaml_parser_t) -> Diagnostic {
+    func parserError(_ parser: yaml_parser_t, _ buffer: UnsafeBufferPointer<UInt8>) -> Diagnostic {
         let problem = parser.problem.map { String(cString: $0) } ?? "malformed YAML"
         var message = "YAML syntax: \(problem)"
         if let context = parser.context.map({ String(cString: $0) }) {
             message += " (\(context) at line \(parser.context_mark.line + 1), column \(parser.context_mark.column + 1))"
         }
         if parser.error == YAML_READER_ERROR {
-            message = "the file is not valid UTF-8 text: \(problem) at byte \(parser.problem_offset)"
-            return .error(message, at: SourceLocation(file: file, line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1))
+            // The reader reports only a byte offset; count lines and characters up to it ourselves.
+            let offset = min(Int(parser.problem_offset), buffer.count)
+            var line = 1, column = 1
+            for byte in buffer[..<offset] {
+                if byte == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else if byte & 0xC0 != 0x80 {
+                    column += 1
+                }
+            }
+            message = "the file is not valid UTF-8 text: \(problem) at byte \(offset); save it as UTF-8"
+            return .error(message, at: SourceLocation(file: file, line: line, column: column))
         }
         // At the end of the stream the problem mark is useless; where the unfinished construct began is not.
         let mark = problem == "found unexpected end of stream" && parser.context != nil ? parser.context_mark : parser.problem_mark
@@ -149,7 +174,10 @@ private struct EventSession {
                 return false
             }
         }
-        if let anchor { anchors[anchor] = node }
+        if let anchor {
+            anchors[anchor] = node
+            usesAnchors = true
+        }
         guard let top = stack.popLast() else {
             root = node
             return true

@@ -1,17 +1,24 @@
 import FCMCore
 
-/// A registration listed twice in one member list is almost always a copy-paste slip.
+/// The same registration twice in one member list (by raw value, or once by device name and once raw) is
+/// almost always a copy-paste slip.
 enum DuplicateMemberRule: ManifestRule {
-    static func check(_ manifest: Manifest) -> [Diagnostic] {
+    static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
-        for (address, members) in manifest.memberLists {
+        let devices = context.resolution.devices
+        for (address, members) in context.manifest.memberLists {
             var first: [String: SourceLocation] = [:]
             for member in members {
-                if let earlier = first[member.value] {
+                let value: String
+                switch member {
+                case .name(let located): value = devices[located.value]?.value ?? located.value
+                case .explicit(let registration, _): value = registration.value
+                }
+                if let earlier = first[value] {
                     diagnostics.append(
                         .error("\(address) lists the same registration twice (first at line \(earlier.line)): remove one", at: member.location))
                 } else {
-                    first[member.value] = member.location
+                    first[value] = member.location
                 }
             }
         }

@@ -2,8 +2,8 @@ import FCMCore
 
 /// "The maximum number of members allowed for a notification key is 20" (device-group docs).
 enum GroupMemberLimitRule: ManifestRule {
-    static func check(_ manifest: Manifest) -> [Diagnostic] {
-        manifest.groups.values.sorted { $0.name < $1.name }.compactMap { group in
+    static func check(_ context: RuleContext) -> [Diagnostic] {
+        context.manifest.groups.values.sorted { $0.name < $1.name }.compactMap { group in
             guard group.members.count > GroupStepPlanner.memberLimit else { return nil }
             return .error(
                 "group/\(group.name) has \(group.members.count) members; FCM allows at most "

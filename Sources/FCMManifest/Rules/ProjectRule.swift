@@ -3,7 +3,8 @@ import FCMCore
 /// The project id addresses the v1 APIs and the sender id the device-group API, so both are required
 /// as soon as anything uses them.
 enum ProjectRule: ManifestRule {
-    static func check(_ manifest: Manifest) -> [Diagnostic] {
+    static func check(_ context: RuleContext) -> [Diagnostic] {
+        let manifest = context.manifest
         let at = manifest.files.first.map { SourceLocation(file: $0, line: 1, column: 1) }
         guard let project = manifest.project else {
             if manifest.groups.isEmpty && manifest.topics.isEmpty { return [] }

@@ -26,9 +26,9 @@ enum TopicNameRule: ManifestRule {
         }
     }
 
-    static func check(_ manifest: Manifest) -> [Diagnostic] {
+    static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
-        for topic in manifest.topics.values.sorted(by: { $0.name < $1.name }) {
+        for topic in context.manifest.topics.values.sorted(by: { $0.name < $1.name }) {
             let name = normalized(topic.name)
             if name != topic.name {
                 diagnostics.append(.init(.note, "topic '\(topic.name)' is read as '\(name)': the v1 API takes names without '/topics/'", at: topic.location))

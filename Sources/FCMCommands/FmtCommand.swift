@@ -1,0 +1,60 @@
+import ArgumentParser
+import FCMCore
+import FCMManifest
+import Foundation
+
+struct FmtCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fmt",
+        abstract: "Rewrite manifests in canonical form, keeping comments.",
+        discussion: """
+            Canonical form: block style with two-space indentation, keys in schema order, names, labels and \
+            member lists sorted, scalars quoted only when needed. A file whose comments cannot be kept in place \
+            (or that uses anchors, block scalars or several documents) is refused, never rewritten lossily.
+            """)
+
+    @OptionGroup var manifest: ManifestOptions
+
+    @Flag(help: "Change nothing; list files that are not in canonical form and exit 1 if there are any.")
+    var check = false
+
+    func run() throws {
+        let console = Console.current
+        // The whole set is validated first: a file may refer to devices declared in another.
+        let result = ManifestLoader().load(paths: manifest.paths)
+        DiagnosticPrinter(sources: result.sources).print(result.diagnostics.filter { $0.severity == .error })
+        guard result.manifest != nil else {
+            throw fail("fmt formats only valid manifests; fix the errors above first")
+        }
+        var refused = 0, changed: [String] = []
+        for file in result.sources.keys.sorted() {
+            let bytes = result.sources[file]!
+            let text: String
+            do {
+                text = try ManifestFormatter.formatChecked(file: file, bytes: bytes)
+            } catch {
+                console.err("\(error)")
+                refused += 1
+                continue
+            }
+            if Array(text.utf8) == bytes { continue }
+            changed.append(file)
+            if check {
+                console.out(file)
+            } else {
+                do {
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+                    console.out("formatted \(file)")
+                } catch {
+                    console.err("error: \(file): cannot write: \(error.localizedDescription)")
+                    refused += 1
+                }
+            }
+        }
+        if refused > 0 { throw ExitCode(ExitCodes.error) }
+        if check && !changed.isEmpty {
+            console.err("\(changed.count) file\(changed.count == 1 ? " is" : "s are") not in canonical form; run fcmctl fmt")
+            throw ExitCode(ExitCodes.error)
+        }
+    }
+}
