@@ -12,7 +12,8 @@ build: deps
 demo: build
 	@bash scripts/demo.sh
 
-test: deps
+test:
+	@bash scripts/install-deps.sh --test
 	$(SWIFT) build
 	$(SWIFT) test
 

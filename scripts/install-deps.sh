@@ -8,13 +8,21 @@ for package in "${needed[@]}"; do
     missing+=("$package")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "Installing system packages: ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing system packages: ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+
+# The schema agreement test validates manifests with jsonschema over PyYAML's C loader.
+if [ "${1:-}" = "--test" ] && ! python3 -c 'import jsonschema, yaml; yaml.CSafeLoader' 2>/dev/null; then
+  echo "Installing Python packages: jsonschema pyyaml"
+  python3 -m pip install --quiet jsonschema pyyaml 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages jsonschema pyyaml
+fi

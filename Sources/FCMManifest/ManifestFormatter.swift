@@ -68,8 +68,11 @@ package struct ManifestFormatter {
         entries.sort()
         let comments = CommentScanner.scan(bytes)
         totalComments = comments.count
+        // Comments above the first entry are the file's header (the schema modeline, a description): they
+        // stay at the top whatever fmt reorders.
+        let firstEntryLine = entries.first?.line ?? Int.max
         for comment in comments {
-            if comment.line < documentStartLine {
+            if comment.line < documentStartLine || comment.ownLine && comment.line < firstEntryLine {
                 header.append(comment.text)
             } else if comment.ownLine {
                 if let next = entries.first(where: { $0.line > comment.line }) {
@@ -147,8 +150,8 @@ package struct ManifestFormatter {
         consumed: inout Set<SourceLocation>
     ) {
         switch value.value {
-        case .scalar(let text, _):
-            let rendered = value.isNull ? "" : " " + ScalarStyle.render(text)
+        case .scalar(let text, let plain):
+            let rendered = value.isNull ? "" : " " + ScalarStyle.render(text, plain: plain)
             out.append(prefix + rendered + (keySuffix.isEmpty ? suffix(value.location) : keySuffix))
         case .mapping(let pairs) where pairs.isEmpty:
             out.append(prefix + " {}" + keySuffix + suffix(value.location))
@@ -215,7 +218,11 @@ extension YAMLNode {
     /// A description that ignores order and source positions: equal for trees with the same meaning.
     var structuralKey: String {
         switch value {
-        case .scalar(let text, _): return isNull ? "~" : "s" + String(text.utf8.count) + ":" + text
+        case .scalar(let text, let plain):
+            if isNull { return "~" }
+            // Plain true/false are booleans to fcmctl; quoted ones are strings: keep them apart.
+            if plain && (text == "true" || text == "false") { return "b:" + text }
+            return "s" + String(text.utf8.count) + ":" + text
         case .sequence(let items): return "[" + items.map(\.structuralKey).sorted().joined(separator: ",") + "]"
         case .mapping(let pairs):
             return "{" + pairs.map { $0.key.structuralKey + "=" + $0.value.structuralKey }.sorted().joined(separator: ",") + "}"

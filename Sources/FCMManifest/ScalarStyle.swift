@@ -6,9 +6,14 @@ enum ScalarStyle {
         "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "",
     ]
 
-    static func render(_ text: String) -> String {
-        needsQuotes(text) ? quoted(text) : text
+    /// `plain` says how the value was written: a plain `true`, `false` or null is a boolean or nothing to
+    /// fcmctl, so it must stay plain; quoting it would turn it into a string.
+    static func render(_ text: String, plain: Bool = false) -> String {
+        if plain && typedPlainWords.contains(text) { return text }
+        return needsQuotes(text) ? quoted(text) : text
     }
+
+    static let typedPlainWords: Set<String> = ["true", "false", "null", "~"]
 
     static func needsQuotes(_ text: String) -> Bool {
         if reservedWords.contains(text.lowercased()) { return true }

@@ -78,3 +78,67 @@ import Testing
         #expect(Suggestions.closest(to: "zzzzzz", in: ["groups", "topics"]) == nil)
     }
 }
+
+@Suite struct HostileInputTests {
+    func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-hostile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func tenMegabyteScalarIsRefusedWithItsLocation() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("huge.yaml").path
+        let huge = String(repeating: "A", count: 10 << 20)
+        try "project: {id: p, senderId: \"1\"}\ntopics:\n  news: [\"\(huge)\"]\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let result = ManifestLoader().load(paths: [path])
+        #expect(result.manifest == nil)
+        #expect(result.diagnostics.map(\.headline) == ["\(path):3:10: error: topic/news: a registration must be at most 4096 bytes"])
+    }
+
+    @Test func symlinkLoopIsAnErrorNotAHang() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("a.yaml").path, b = dir.appendingPathComponent("b.yaml").path
+        try FileManager.default.createSymbolicLink(atPath: a, withDestinationPath: b)
+        try FileManager.default.createSymbolicLink(atPath: b, withDestinationPath: a)
+        let single = ManifestLoader().load(paths: [a])
+        #expect(single.manifest == nil)
+        #expect(single.diagnostics.first?.message.contains("symlink loop") == true)
+        let whole = ManifestLoader().load(paths: [dir.path])
+        #expect(whole.manifest == nil)
+        #expect(whole.diagnostics.allSatisfy { $0.severity == .error })
+        #expect(!whole.diagnostics.isEmpty)
+    }
+
+    @Test func byteOrderMarkIsAccepted() throws {
+        let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("project: {id: p, senderId: \"1\"}\ntopics:\n  news: [\"a:APA91b\"]\n".utf8)
+        let (root, diagnostics) = YAMLReader().read(bytes, file: "bom.yaml")
+        #expect(root != nil)
+        #expect(diagnostics.isEmpty)
+    }
+
+    @Test func selectorMatchingNothingWarns() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("m.yaml").path
+        try """
+            project: {id: p, senderId: "1"}
+            devices:
+              k1: {token: "k1:APA91b", labels: {site: nyc}}
+            topics:
+              lon:
+                members:
+                  selector: {site: lon}
+              nyc:
+                members:
+                  selector: {site: [nyc, sfo]}
+                  exclude: []
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = ManifestLoader().load(paths: [path])
+        #expect(result.diagnostics.map(\.headline) == ["\(path):7:17: warning: topic/lon: the selector (site=lon) matches no device; check the labels"])
+        #expect(result.desiredState?.topics["nyc"]?.members.map(\.value) == ["k1:APA91b"])
+        #expect(result.desiredState?.topics["lon"]?.members.isEmpty == true)
+    }
+}
