@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMManifest
 import Foundation
 
 /// `fcmctl`: FCM device groups and topic subscriptions as code.
@@ -62,12 +63,14 @@ struct ValidateCommand: ParsableCommand {
     var format: OutputFormat = .text
 
     func run() throws {
-        let desired = try Pipeline.load(manifest.paths, format: format).desired
+        let loaded = try Pipeline.load(manifest.paths, format: format)
         if format == .json { return }
-        let registrations = Set(desired.groups.values.flatMap(\.members) + desired.topics.values.flatMap(\.members)).count
+        let subscriptions = loaded.resolution.topicMembers.values.reduce(0) { $0 + $1.count }
+        let groupMembers = loaded.resolution.groupMembers.values.reduce(0) { $0 + $1.count }
         Console.current.out(
-            "The manifest is valid: \(plural(desired.groups.count, "group")), \(plural(desired.topics.count, "topic")), "
-                + "\(plural(registrations, "registration")).")
+            "The manifest is valid: \(plural(loaded.manifest.devices.count, "device")), "
+                + "\(plural(loaded.manifest.groups.count, "group")) (\(plural(groupMembers, "member"))), "
+                + "\(plural(loaded.manifest.topics.count, "topic")) (\(plural(subscriptions, "subscription"))).")
     }
 }
 

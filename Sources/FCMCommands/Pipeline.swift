@@ -8,7 +8,10 @@ import Foundation
 /// The stages every command shares: load and validate, connect, read state, refresh, plan.
 struct LoadedManifest {
     var manifest: Manifest
-    var desired: DesiredState
+    var resolution: Resolution
+
+    /// Built on demand: at fleet scale it hashes every subscription, which `validate` does not need.
+    func desiredState() -> DesiredState { manifest.desiredState(resolution) }
 }
 
 /// Holds the state path as it becomes known: `--state` wins, then the manifest's `state.path`, then the default.
@@ -36,16 +39,16 @@ final class Pipeline {
     static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
         let result = ManifestLoader().load(paths: paths)
         DiagnosticPrinter(sources: result.sources, format: format).print(result.diagnostics)
-        guard let manifest = result.manifest, let desired = result.desiredState else {
+        guard let manifest = result.manifest, let resolution = result.resolution else {
             let errors = result.diagnostics.filter { $0.severity == .error }.count
             throw fail("the manifest has \(errors) error\(errors == 1 ? "" : "s"); nothing was sent to FCM")
         }
-        return LoadedManifest(manifest: manifest, desired: desired)
+        return LoadedManifest(manifest: manifest, resolution: resolution)
     }
 
     func loadDesired() throws -> DesiredState {
         let loaded = try Self.load(manifestPaths, format: format)
-        let desired = loaded.desired
+        let desired = loaded.desiredState()
         if desired.isEmpty && !options.allowEmpty {
             throw fail("the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
                 + "Pass --allow-empty if that is what you want")

@@ -31,7 +31,9 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
     package static func formatProblem(_ value: String) -> String? {
         if value.isEmpty { return "a registration must not be empty" }
         if value.utf8.count > maximumLength { return "a registration must be at most \(maximumLength) bytes" }
-        if value.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
+        if value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 >= 0x80 })
+            && value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.properties.isWhitespace })
+        {
             return "a registration must not contain whitespace or control characters"
         }
         return nil

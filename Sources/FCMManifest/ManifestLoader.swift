@@ -98,9 +98,9 @@ package struct ManifestLoader: Sendable {
             merged.project = mergeSection(merged.project, part.project, name: "project", location: \.location, diagnostics: &diagnostics)
             merged.state = mergeSection(merged.state, part.state, name: "state", location: \.location, diagnostics: &diagnostics)
             merged.defaults = mergeSection(merged.defaults, part.defaults, name: "defaults", location: \.location, diagnostics: &diagnostics)
-            merged.devices = mergeNamed(merged.devices, part.devices, kind: "device", location: \.location, diagnostics: &diagnostics)
-            merged.groups = mergeNamed(merged.groups, part.groups, kind: "group", location: \.location, diagnostics: &diagnostics)
-            merged.topics = mergeNamed(merged.topics, part.topics, kind: "topic", location: \.location, diagnostics: &diagnostics)
+            mergeNamed(into: &merged.devices, part.devices, kind: "device", location: \.location, diagnostics: &diagnostics)
+            mergeNamed(into: &merged.groups, part.groups, kind: "group", location: \.location, diagnostics: &diagnostics)
+            mergeNamed(into: &merged.topics, part.topics, kind: "topic", location: \.location, diagnostics: &diagnostics)
         }
         return merged
     }
@@ -119,11 +119,15 @@ package struct ManifestLoader: Sendable {
 
     /// The same name defined in two files is an error reported at both places.
     func mergeNamed<Item>(
-        _ existing: [String: Item], _ incoming: [String: Item], kind: String, location: KeyPath<Item, SourceLocation>,
+        into merged: inout [String: Item], _ incoming: [String: Item], kind: String, location: KeyPath<Item, SourceLocation>,
         diagnostics: inout [Diagnostic]
-    ) -> [String: Item] {
-        var merged = existing
-        for (name, item) in incoming.sorted(by: { $0.key < $1.key }) {
+    ) {
+        if merged.isEmpty {
+            merged = incoming
+            return
+        }
+        merged.reserveCapacity(merged.count + incoming.count)
+        for (name, item) in incoming {
             guard let earlier = merged[name] else {
                 merged[name] = item
                 continue
@@ -132,7 +136,6 @@ package struct ManifestLoader: Sendable {
             diagnostics.append(.error("\(kind)/\(name) is defined twice (also at \(first.file):\(first.line))", at: second))
             diagnostics.append(.error("\(kind)/\(name) is defined twice (also at \(second.file):\(second.line))", at: first))
         }
-        return merged
     }
 }
 
@@ -152,7 +155,7 @@ extension Manifest {
         for topic in topics.values {
             let name = TopicNameRule.normalized(topic.name)
             desired.topics[name] = DesiredTopic(
-                name: name, members: resolution.topicMembers[name] ?? [], ownership: topic.ownership?.value ?? defaultOwnership,
+                name: name, members: resolution.topicMembers[name].map(resolution.registrations(of:)) ?? [], ownership: topic.ownership?.value ?? defaultOwnership,
                 protect: topic.protect?.value ?? defaultProtect, location: topic.location)
         }
         return desired

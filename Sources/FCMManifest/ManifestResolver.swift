@@ -7,14 +7,39 @@ package struct ResolvedMember: Sendable {
     package var device: String?
 }
 
+/// A topic's members: devices by position in `Resolution.deviceNames` (cheap to count and compare at
+/// fleet scale: no string hashing), plus registrations written raw.
+package struct ResolvedTopicMembers: Sendable {
+    package var devices: [Int] = []
+    package var raw: Set<Registration> = []
+
+    package var count: Int { devices.count + raw.count }
+}
+
 /// Manifest members resolved to registrations: device names looked up, selectors evaluated.
 package struct Resolution: Sendable {
-    package var devices: [String: Registration] = [:]
+    package var deviceNames: [String] = []
+    package var devicePositions: [String: Int] = [:]
+    package var deviceRegistrations: [Registration?] = []
     package var groupMembers: [String: [ResolvedMember]] = [:]
-    package var topicMembers: [String: Set<Registration>] = [:]
-    /// Devices matched by each topic's selector (before include/exclude).
+    /// Keyed by normalized topic name.
+    package var topicMembers: [String: ResolvedTopicMembers] = [:]
+    /// Devices matched by each topic's selector (before include/exclude), by topic name as written.
     package var selectorMatches: [String: Int] = [:]
     package var diagnostics: [Diagnostic] = []
+
+    package func registration(ofDevice name: String) -> Registration? {
+        devicePositions[name].flatMap { deviceRegistrations[$0] }
+    }
+
+    package func registrations(of members: ResolvedTopicMembers) -> Set<Registration> {
+        var set = members.raw
+        set.reserveCapacity(members.count)
+        for position in members.devices {
+            if let registration = deviceRegistrations[position] { set.insert(registration) }
+        }
+        return set
+    }
 }
 
 struct ManifestResolver {
@@ -40,29 +65,44 @@ struct ManifestResolver {
 
     func resolve() -> Resolution {
         var resolution = Resolution()
-        for (name, device) in manifest.devices {
-            if let registration = device.registration {
-                resolution.devices[name] = Registration(value: registration.value, kind: device.kind)
-            }
+        resolution.deviceNames = deviceNames
+        resolution.devicePositions.reserveCapacity(deviceNames.count)
+        resolution.deviceRegistrations.reserveCapacity(deviceNames.count)
+        for (position, name) in deviceNames.enumerated() {
+            let device = manifest.devices[name]!
+            resolution.devicePositions[name] = position
+            resolution.deviceRegistrations.append(device.registration.map { Registration(value: $0.value, kind: device.kind) })
         }
         for (name, group) in manifest.groups {
             resolution.groupMembers[name] = group.members.compactMap { resolve($0, owner: "group/\(name)", into: &resolution) }
         }
         for (name, topic) in manifest.topics {
-            var members = Set<Registration>()
+            var members = ResolvedTopicMembers()
+            var positions: [Int] = []
             if let selector = topic.selector {
-                let matched = evaluate(selector)
-                resolution.selectorMatches[name] = matched.count
-                for position in matched {
-                    if let registration = resolution.devices[deviceNames[position]] { members.insert(registration) }
+                positions = evaluate(selector)
+                resolution.selectorMatches[name] = positions.count
+            }
+            var extra: [Int] = []
+            for reference in topic.members {
+                guard let member = resolve(reference, owner: "topic/\(name)", into: &resolution) else { continue }
+                if let device = member.device, let position = resolution.devicePositions[device] {
+                    extra.append(position)
+                } else {
+                    members.raw.insert(member.registration)
                 }
             }
-            for reference in topic.members {
-                if let member = resolve(reference, owner: "topic/\(name)", into: &resolution) { members.insert(member.registration) }
-            }
+            if !extra.isEmpty { positions = Array(Set(positions).union(extra)).sorted() }
+            var excluded = Set<Int>()
             for reference in topic.exclude {
-                if let member = resolve(reference, owner: "topic/\(name) exclude", into: &resolution) { members.remove(member.registration) }
+                guard let member = resolve(reference, owner: "topic/\(name) exclude", into: &resolution) else { continue }
+                if let device = member.device, let position = resolution.devicePositions[device] {
+                    excluded.insert(position)
+                } else {
+                    members.raw.remove(member.registration)
+                }
             }
+            members.devices = excluded.isEmpty ? positions : positions.filter { !excluded.contains($0) }
             resolution.topicMembers[TopicNameRule.normalized(name)] = members
         }
         return resolution
@@ -73,7 +113,7 @@ struct ManifestResolver {
         case .explicit(let registration, let location):
             return ResolvedMember(registration: registration, location: location, device: nil)
         case .name(let located):
-            if let registration = resolution.devices[located.value] {
+            if let registration = resolution.registration(ofDevice: located.value) {
                 return ResolvedMember(registration: registration, location: located.location, device: located.value)
             }
             // Malformed values are reported once, by RegistrationFormatRule, not as unknown devices.

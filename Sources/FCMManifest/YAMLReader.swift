@@ -37,9 +37,22 @@ package struct YAMLDocument: Sendable {
 }
 
 private struct EventSession {
-    enum Frame {
-        case sequence(items: [YAMLNode], start: SourceLocation, anchor: String?, weight: Int)
-        case mapping(pairs: [YAMLPair], pendingKey: YAMLNode?, start: SourceLocation, anchor: String?, weight: Int)
+    /// An open collection. A class so children are appended in place: an enum payload copied out and back
+    /// would copy the array on every append, quadratic in the size of a mapping.
+    final class Frame {
+        let isMapping: Bool
+        let start: SourceLocation
+        let anchor: String?
+        var items: [YAMLNode] = []
+        var pairs: [YAMLPair] = []
+        var pendingKey: YAMLNode?
+        var weight = 1
+
+        init(isMapping: Bool, start: SourceLocation, anchor: String?) {
+            self.isMapping = isMapping
+            self.start = start
+            self.anchor = anchor
+        }
     }
 
     let file: String
@@ -144,17 +157,17 @@ private struct EventSession {
             node.location = at
             return emit(node, anchor: nil)
         case YAML_SEQUENCE_START_EVENT:
-            stack.append(.sequence(items: [], start: at, anchor: Self.string(event.data.sequence_start.anchor), weight: 1))
+            stack.append(Frame(isMapping: false, start: at, anchor: Self.string(event.data.sequence_start.anchor)))
         case YAML_MAPPING_START_EVENT:
-            stack.append(.mapping(pairs: [], pendingKey: nil, start: at, anchor: Self.string(event.data.mapping_start.anchor), weight: 1))
+            stack.append(Frame(isMapping: true, start: at, anchor: Self.string(event.data.mapping_start.anchor)))
         case YAML_SEQUENCE_END_EVENT:
-            guard case .sequence(let items, let start, let anchor, let weight)? = stack.popLast() else { return false }
-            return emit(YAMLNode(.sequence(items), at: start, weight: weight), anchor: anchor, counted: true)
+            guard let frame = stack.popLast(), !frame.isMapping else { return false }
+            return emit(YAMLNode(.sequence(frame.items), at: frame.start, weight: frame.weight), anchor: frame.anchor, counted: true)
         case YAML_MAPPING_END_EVENT:
-            guard case .mapping(let pairs, _, let start, let anchor, let weight)? = stack.popLast() else { return false }
-            let merged = applyMergeKeys(pairs)
+            guard let frame = stack.popLast(), frame.isMapping else { return false }
+            let merged = applyMergeKeys(frame.pairs)
             checkDuplicateKeys(merged.pairs, explicit: merged.explicitCount)
-            return emit(YAMLNode(.mapping(merged.pairs), at: start, weight: weight), anchor: anchor, counted: true)
+            return emit(YAMLNode(.mapping(merged.pairs), at: frame.start, weight: frame.weight), anchor: frame.anchor, counted: true)
         default:
             break
         }
@@ -178,21 +191,18 @@ private struct EventSession {
             anchors[anchor] = node
             usesAnchors = true
         }
-        guard let top = stack.popLast() else {
+        guard let top = stack.last else {
             root = node
             return true
         }
-        switch top {
-        case .sequence(var items, let start, let a, let weight):
-            items.append(node)
-            stack.append(.sequence(items: items, start: start, anchor: a, weight: weight + node.weight))
-        case .mapping(var pairs, let pendingKey, let start, let a, let weight):
-            if let key = pendingKey {
-                pairs.append(YAMLPair(key: key, value: node))
-                stack.append(.mapping(pairs: pairs, pendingKey: nil, start: start, anchor: a, weight: weight + node.weight))
-            } else {
-                stack.append(.mapping(pairs: pairs, pendingKey: node, start: start, anchor: a, weight: weight + node.weight))
-            }
+        top.weight += node.weight
+        if !top.isMapping {
+            top.items.append(node)
+        } else if let key = top.pendingKey {
+            top.pairs.append(YAMLPair(key: key, value: node))
+            top.pendingKey = nil
+        } else {
+            top.pendingKey = node
         }
         return true
     }

@@ -38,7 +38,7 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("empty.yaml").path
-        FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         let result = ManifestLoader().load(paths: [path])
         #expect(result.diagnostics.map(\.headline) == ["\(path):1:1: error: the file is empty: a manifest needs at least 'apiVersion' and 'project'"])
     }

@@ -5,13 +5,13 @@ import FCMCore
 enum DuplicateMemberRule: ManifestRule {
     static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
-        let devices = context.resolution.devices
+        let resolution = context.resolution
         for (address, members) in context.manifest.memberLists {
             var first: [String: SourceLocation] = [:]
             for member in members {
                 let value: String
                 switch member {
-                case .name(let located): value = devices[located.value]?.value ?? located.value
+                case .name(let located): value = resolution.registration(ofDevice: located.value)?.value ?? located.value
                 case .explicit(let registration, _): value = registration.value
                 }
                 if let earlier = first[value] {

@@ -14,7 +14,7 @@ enum ProtectRule: ManifestRule {
         for topic in context.manifest.topics.values.sorted(by: { $0.name < $1.name }) {
             let ownership = topic.ownership?.value ?? context.manifest.defaults?.ownership?.value ?? .additive
             guard topic.protect?.value ?? defaultProtect, ownership == .authoritative,
-                context.resolution.topicMembers[TopicNameRule.normalized(topic.name)]?.isEmpty ?? true
+                (context.resolution.topicMembers[TopicNameRule.normalized(topic.name)]?.count ?? 0) == 0
             else { continue }
             diagnostics.append(
                 .error("topic/\(topic.name) is protected but, authoritative and empty, would lose every known subscriber: add members or remove 'protect'",

@@ -5,15 +5,25 @@ enum TopicsPerRegistrationRule: ManifestRule {
     static let limit = 2000
 
     static func check(_ context: RuleContext) -> [Diagnostic] {
-        var counts: [Registration: Int] = [:]
-        for members in context.resolution.topicMembers.values {
-            for registration in members { counts[registration, default: 0] += 1 }
+        let resolution = context.resolution
+        // Counted by device position: a million subscriptions cost a million integer increments.
+        var perDevice = [Int](repeating: 0, count: resolution.deviceNames.count)
+        var perRaw: [Registration: Int] = [:]
+        for members in resolution.topicMembers.values {
+            for position in members.devices { perDevice[position] += 1 }
+            for registration in members.raw { perRaw[registration, default: 0] += 1 }
         }
-        let names = Dictionary(context.resolution.devices.map { ($0.value, $0.key) }, uniquingKeysWith: min)
-        return counts.filter { $0.value > limit }.sorted { $0.key < $1.key }.map { registration, count in
-            let name = names[registration].map { "device/\($0)" } ?? "registration \(Redactor(showTokens: false)(registration))"
-            let location = names[registration].flatMap { context.manifest.devices[$0]?.location }
-            return .error("\(name) is declared in \(count) topics; FCM allows at most \(limit) per registration", at: location)
+        var diagnostics: [Diagnostic] = []
+        for (position, count) in perDevice.enumerated() where count > limit {
+            let name = resolution.deviceNames[position]
+            diagnostics.append(
+                .error("device/\(name) is declared in \(count) topics; FCM allows at most \(limit) per registration",
+                    at: context.manifest.devices[name]?.location))
         }
+        for (registration, count) in perRaw.sorted(by: { $0.key < $1.key }) where count > limit {
+            diagnostics.append(
+                .error("registration \(Redactor(showTokens: false)(registration)) is declared in \(count) topics; FCM allows at most \(limit) per registration"))
+        }
+        return diagnostics
     }
 }
