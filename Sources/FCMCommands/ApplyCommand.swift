@@ -26,7 +26,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let (service, transport) = try pipeline.start()
         defer { transport.shutdown() }
         let computed = try await pipeline.compute(service: service)
-        for line in PlanTextRenderer(redactor: redactor).render(computed.plan) { console.out(line) }
+        for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) { console.out(line) }
 
         if dryRun {
             printRequests(computed, service: service, redactor: redactor)

@@ -18,7 +18,7 @@ struct PlanCommand: AsyncParsableCommand {
         let (service, transport) = try pipeline.start()
         defer { transport.shutdown() }
         let computed = try await pipeline.compute(service: service)
-        for line in PlanTextRenderer(redactor: Redactor(showTokens: run.showTokens)).render(computed.plan) {
+        for line in PlanTextRenderer(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames).render(computed.plan) {
             Console.current.out(line)
         }
         if detailedExitcode && computed.plan.hasChanges { throw ExitCode(ExitCodes.changesPresent) }

@@ -4,7 +4,13 @@ import FCMCore
 /// summary line. Objects and members are sorted so two runs print the same text.
 struct PlanTextRenderer {
     let redactor: Redactor
+    var deviceNames: [Registration: String] = [:]
     var membersShownPerObject = 50
+
+    /// `kiosk-nyc-001 (cN5kL9…NfG4)` for a named device, the redacted registration otherwise.
+    func label(_ registration: Registration) -> String {
+        deviceNames[registration].map { "\($0) (\(redactor(registration)))" } ?? redactor(registration)
+    }
 
     func render(_ plan: Plan) -> [String] {
         var lines: [String] = []
@@ -32,7 +38,7 @@ struct PlanTextRenderer {
     }
 
     func memberLines(added: [Registration], removed: [Registration]) -> [String] {
-        let all = added.map { "    + \(redactor($0))" } + removed.map { "    − \(redactor($0))" }
+        let all = added.map { "    + \(label($0))" } + removed.map { "    − \(label($0))" }
         guard all.count > membersShownPerObject else { return all }
         return Array(all.prefix(membersShownPerObject)) + ["    … and \(all.count - membersShownPerObject) more"]
     }

@@ -65,11 +65,17 @@ package struct DesiredState: Hashable, Sendable {
     package var project: ProjectSettings
     package var groups: [String: DesiredGroup]
     package var topics: [String: DesiredTopic]
+    /// Device names from the manifest's registry, so output can say which device a registration is.
+    package var deviceNames: [Registration: String]
 
-    package init(project: ProjectSettings, groups: [String: DesiredGroup] = [:], topics: [String: DesiredTopic] = [:]) {
+    package init(
+        project: ProjectSettings, groups: [String: DesiredGroup] = [:], topics: [String: DesiredTopic] = [:],
+        deviceNames: [Registration: String] = [:]
+    ) {
         self.project = project
         self.groups = groups
         self.topics = topics
+        self.deviceNames = deviceNames
     }
 
     package var isEmpty: Bool { groups.isEmpty && topics.isEmpty }

@@ -145,6 +145,9 @@ extension Manifest {
         let project = ProjectSettings(
             id: project?.id?.value ?? "", senderId: project?.senderId?.value ?? "", topicAPI: project?.topicApi?.value ?? .v1)
         var desired = DesiredState(project: project)
+        for (position, name) in resolution.deviceNames.enumerated() {
+            if let registration = resolution.deviceRegistrations[position] { desired.deviceNames[registration] = name }
+        }
         let defaultProtect = defaults?.protect?.value ?? false
         let defaultOwnership = defaults?.ownership?.value ?? .additive
         for group in groups.values {
