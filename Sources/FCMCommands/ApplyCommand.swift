@@ -42,6 +42,8 @@ struct ApplyCommand: AsyncParsableCommand {
         try confirm()
         let report = await Applier(service: service, parallelism: run.parallelism)
             .apply(computed.plan, observed: computed.observed, journal: journal)
+        let desired = computed.desired
+        try? await journal.record({ $0.recordProtection(from: desired) }, flushNow: true)
         console.out("")
         for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
             console.out("\(address): \(count) request\(count == 1 ? "" : "s") done")

@@ -19,6 +19,7 @@ extension Ledger {
                 result.groups[name] = nil
             }
         }
+        result.recordProtection(from: desired)
         return result
     }
 }

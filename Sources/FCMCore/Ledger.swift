@@ -63,7 +63,16 @@ package struct Ledger: Codable, Hashable, Sendable {
         if members.isEmpty {
             groups[name] = nil
         } else {
-            groups[name] = LedgerGroup(members: Set(members.map(LedgerRegistration.init)))
+            let protect = groups[name]?.protect ?? false
+            groups[name] = LedgerGroup(members: Set(members.map(LedgerRegistration.init)), protect: protect)
+        }
+    }
+
+    /// Remembers which groups the manifest protects, so a protected group that later disappears from the
+    /// manifest is kept rather than deleted.
+    package mutating func recordProtection(from desired: DesiredState) {
+        for name in groups.keys {
+            if let group = desired.groups[name] { groups[name]?.protect = group.protect }
         }
     }
 
@@ -78,14 +87,25 @@ package struct Ledger: Codable, Hashable, Sendable {
 
 package struct LedgerGroup: Codable, Hashable, Sendable {
     package var members: Set<LedgerRegistration>
+    package var protect: Bool
 
-    package init(members: Set<LedgerRegistration>) { self.members = members }
+    package init(members: Set<LedgerRegistration>, protect: Bool = false) {
+        self.members = members
+        self.protect = protect
+    }
 
-    private enum CodingKeys: String, CodingKey { case members }
+    private enum CodingKeys: String, CodingKey { case members, protect }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        members = try container.decode(Set<LedgerRegistration>.self, forKey: .members)
+        protect = try container.decodeIfPresent(Bool.self, forKey: .protect) ?? false
+    }
 
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(members.sorted(), forKey: .members)
+        if protect { try container.encode(true, forKey: .protect) }
     }
 
     package var registrations: Set<Registration> { Set(members.map(\.registration)) }

@@ -77,3 +77,24 @@ import Testing
         #expect(!plan.hasChanges)
     }
 }
+
+@Suite struct ProtectionTests {
+    let a = Registration(value: "tok-a:APA91b", kind: .token)
+
+    @Test func protectedGroupDroppedFromTheManifestIsKeptWithAWarning() {
+        var ledger = Ledger()
+        ledger.recordGroup("family", members: [a])
+        ledger.recordProtection(from: DesiredState(
+            project: ProjectSettings(id: "p", senderId: "1"), groups: ["family": DesiredGroup(name: "family", members: [a], protect: true)]))
+        #expect(ledger.groups["family"]?.protect == true)
+        let observed = ObservedState(groups: ["family": ObservedGroup(name: "family", notificationKey: "k", members: [a])])
+        let plan = Planner.plan(desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")), ledger: ledger, observed: observed)
+        #expect(!plan.hasChanges)
+        #expect(plan.notes.first?.message.contains("was protected when last applied") == true)
+
+        // Unprotected, the same situation deletes the group.
+        ledger.groups["family"]?.protect = false
+        let unprotected = Planner.plan(desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")), ledger: ledger, observed: observed)
+        #expect(unprotected.groups.map(\.action) == [.delete])
+    }
+}
