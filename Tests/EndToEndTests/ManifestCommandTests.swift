@@ -83,3 +83,17 @@ import Testing
         #expect(try await emulator.requestLog().isEmpty)
     }
 }
+
+@Suite struct StatePathTests {
+    @Test func manifestStatePathIsUsedRelativeToItsFileAndFlagOverridesIt() async throws {
+        let emulator = try EmulatorProcess()
+        let workspace = try Workspace()
+        try workspace.write("project: {id: p, senderId: \"42\"}\nstate: {backend: local, path: ledger/fleet.json}\ntopics:\n  news: [\"a:APA91b\"]\n")
+        #expect(await CLI.run(["apply", "--auto-approve", "-f", workspace.manifestPath], emulator: emulator).code == 0)
+        #expect(FileManager.default.fileExists(atPath: workspace.url.appendingPathComponent("ledger/fleet.json").path))
+        let override = workspace.url.appendingPathComponent("elsewhere.json").path
+        let plan = await CLI.run(["plan", "-f", workspace.manifestPath, "--state", override], emulator: emulator)
+        #expect(plan.code == 0)
+        #expect(!FileManager.default.fileExists(atPath: override), "plan never writes state")
+    }
+}

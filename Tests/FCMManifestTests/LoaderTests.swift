@@ -142,3 +142,14 @@ import Testing
         #expect(result.desiredState?.topics["lon"]?.members.isEmpty == true)
     }
 }
+
+@Suite struct NormalisationTests {
+    @Test func legacyTopicPrefixIsStrippedWithANote() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-prefix-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try "project: {id: p, senderId: \"1\"}\ntopics:\n  /topics/news: [\"a:APA91b\"]\n".write(to: url, atomically: true, encoding: .utf8)
+        let result = ManifestLoader().load(paths: [url.path])
+        #expect(result.diagnostics.map(\.headline) == ["\(url.path):3:3: note: topic '/topics/news' is read as 'news': the v1 API takes names without '/topics/'"])
+        #expect(result.desiredState.map { Array($0.topics.keys) } == ["news"])
+    }
+}
