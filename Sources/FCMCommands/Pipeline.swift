@@ -77,7 +77,9 @@ final class Pipeline {
                 + "in this version. Set FCM_EMULATOR_HOST=127.0.0.1:PORT to use fcm-emulator")
         }
         let transport = CurlTransport()
-        return (FCMHTTPService(transport: transport, endpoints: .emulator(hostAndPort: host), project: project), transport)
+        // "owner" is the emulator's always-valid token, as with the Firebase emulators.
+        let service = FCMHTTPService(transport: transport, endpoints: .emulator(hostAndPort: host), project: project) { "owner" }
+        return (service, transport)
     }
 
     /// Loads the manifests and connects: the common start of every command that talks to FCM.

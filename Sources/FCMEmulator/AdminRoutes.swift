@@ -1,8 +1,12 @@
 import Foundation
 
-/// `/emulator/v1/…`: what tests and demos use to seed, inspect and reset the emulator. Not part of FCM.
+/// `/emulator/v1/…`: what tests, demos and users' CI use to seed, inspect, fault and reset the emulator.
+/// Not part of FCM; needs no authentication.
 struct AdminRoutes {
     let store: EmulatorStore
+    let recorder: RequestRecorder
+    let faults: FaultInjector
+    let authority: TokenAuthority
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
         let s = request.segments
@@ -12,23 +16,61 @@ struct AdminRoutes {
             return await store.stateDump()
         case ("POST", ["reset"]):
             await store.reset()
+            await recorder.reset()
             return .json(200, [String: Any]())
         case ("POST", ["registrations"]):
             return await register(request)
         case ("DELETE", let rest) where rest.count == 2 && rest[0] == "registrations":
             return await store.uninstall(rest[1])
                 ? .json(200, [String: Any]()) : .rpcError(404, "no such registration: register it first")
+        case ("GET", let rest) where rest.count == 3 && rest[0] == "registrations" && rest[2] == "inbox":
+            guard let inbox = await store.inbox(of: rest[1]) else { return .rpcError(404, "no such registration") }
+            let formatter = ISO8601DateFormatter()
+            let messages: [[String: Any]] = inbox.map {
+                ["name": $0.name, "received_at": formatter.string(from: $0.receivedAt),
+                 "message": (try? JSONSerialization.jsonObject(with: Data($0.message.utf8))) ?? [:]]
+            }
+            return .json(200, ["messages": messages])
         case ("GET", ["requests"]):
-            let entries = await store.log.map { ["method": $0.method, "path": $0.path, "status": $0.status] as [String: Any] }
-            return .json(200, ["requests": entries])
+            return .json(200, ["requests": await recorder.log.map(\.json)])
+        case ("GET", ["stats"]):
+            let counts = await store.counts
+            return await recorder.stats(adding: [
+                "registrations": counts.registrations, "subscriptions": counts.subscriptions, "groups": counts.groups,
+            ])
+        case ("GET", ["faults"]):
+            return Self.encode(await faults.faults)
+        case ("PUT", ["faults"]):
+            guard let settings = try? JSONDecoder().decode(FaultSettings.self, from: request.body) else {
+                return .rpcError(400, "expected a JSON object with latency_ms, jitter_ms, error_rates, drop_rate, failing_registrations, html_errors, retry_after_seconds")
+            }
+            await faults.replace(faults: settings)
+            return Self.encode(settings)
+        case ("GET", ["quotas"]):
+            return Self.encode(await faults.quotas)
+        case ("PUT", ["quotas"]):
+            guard let settings = try? JSONDecoder().decode(QuotaSettings.self, from: request.body) else {
+                return .rpcError(400, "expected a JSON object with subscription_qps, messages_per_minute, retry_after_seconds")
+            }
+            await faults.replace(quotas: settings)
+            return Self.encode(settings)
+        case ("POST", ["tokens:expire"]):
+            await authority.expireAll()
+            return .json(200, [String: Any]())
         default:
             return nil
         }
     }
 
+    static func encode<Value: Encodable>(_ value: Value) -> EmulatorResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return EmulatorResponse(status: 200, body: (try? encoder.encode(value)) ?? Data("{}".utf8))
+    }
+
     func register(_ request: EmulatorRequest) async -> EmulatorResponse {
         guard let items = request.jsonObject?["registrations"] as? [[String: Any]] else {
-            return .rpcError(400, "expected {\"registrations\": [{\"token\": \"…\"} or {\"fid\": \"…\"}]}")
+            return .rpcError(400, "expected {\"registrations\": [{\"token\": \"…\"} or {\"fid\": \"…\"}, optional \"platform\" and \"app\"]}")
         }
         var count = 0
         for item in items {
@@ -36,7 +78,7 @@ struct AdminRoutes {
             guard let id = (item["fid"] ?? item["token"]) as? String, EmulatorStore.isWellFormed(id) else {
                 return .rpcError(400, "registration \(count): needs a non-empty 'token' or 'fid' without whitespace")
             }
-            await store.register(id, kind: kind)
+            await store.register(id, kind: kind, platform: item["platform"] as? String, app: item["app"] as? String)
             count += 1
         }
         return .json(200, ["registered": count])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -8,63 +9,237 @@ package struct EmulatorConfiguration: Sendable {
     package var port = 0
     package var strictRegistrations = false
     package var camelCaseFields = false
+    package var noAuth = false
+    package var htmlUnauthorized = false
+    package var serviceAccountOut: String?
+    package var trustedServiceAccounts: [String] = []
+    package var acceptedTokens: [String] = []
+    package var acceptedRefreshTokens: [String] = []
+    package var projectID = "emulator-project"
+    package var senderID = "123456789012"
+    var faults = FaultSettings()
+    var quotas = QuotaSettings()
+    package var seed: UInt64 = 1
+    package var requestLogFile: String?
+    package var requestLogLimit = 1_000_000
+    package var stateFile: String?
 
     package init() {}
 }
 
+/// Everything a request may touch, shared by all connections.
+struct EmulatorServices: Sendable {
+    let configuration: EmulatorConfiguration
+    let store: EmulatorStore
+    let recorder: RequestRecorder
+    let faults: FaultInjector
+    let authority: TokenAuthority
+
+    init(configuration: EmulatorConfiguration) throws {
+        self.configuration = configuration
+        store = EmulatorStore(strictRegistrations: configuration.strictRegistrations)
+        recorder = try RequestRecorder(limit: configuration.requestLogLimit, logFile: configuration.requestLogFile)
+        faults = FaultInjector(faults: configuration.faults, quotas: configuration.quotas, seed: configuration.seed)
+        authority = TokenAuthority(staticTokens: configuration.acceptedTokens, refreshTokens: configuration.acceptedRefreshTokens)
+    }
+}
+
 /// Dispatches every request itself rather than through Hummingbird's router: FCM paths carry
-/// percent-encoded registrations and verbs after colons (`v1:batchAdd`), which must be matched exactly.
+/// percent-encoded registrations and verbs after colons (`v1:batchAdd`, `messages:send`), which must be
+/// matched exactly. Order per request: admin (no auth), auth, faults and quotas, then the API handler.
 struct EmulatorResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
-    let store: EmulatorStore
+    let services: EmulatorServices
     let deviceGroups: DeviceGroupRoutes
     let topicSubscriptions: TopicSubscriptionRoutes
+    let iid: IIDRoutes
+    let messages: MessageRoutes
+    let tokens: TokenRoutes
     let admin: AdminRoutes
 
-    init(store: EmulatorStore, configuration: EmulatorConfiguration) {
-        self.store = store
+    init(services: EmulatorServices) {
+        self.services = services
+        let store = services.store
         deviceGroups = DeviceGroupRoutes(store: store)
-        topicSubscriptions = TopicSubscriptionRoutes(store: store, camelCaseFields: configuration.camelCaseFields)
-        admin = AdminRoutes(store: store)
+        topicSubscriptions = TopicSubscriptionRoutes(store: store, camelCaseFields: services.configuration.camelCaseFields)
+        iid = IIDRoutes(store: store, senderID: services.configuration.senderID)
+        messages = MessageRoutes(store: store)
+        tokens = TokenRoutes(authority: services.authority, projectID: services.configuration.projectID)
+        admin = AdminRoutes(store: store, recorder: services.recorder, faults: services.faults, authority: services.authority)
     }
 
-    static let maximumBodyBytes = 4 << 20
+    static let maximumBodyBytes = 8 << 20
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
         let buffer = try await request.body.collect(upTo: Self.maximumBodyBytes)
         let incoming = EmulatorRequest(
             method: request.method.rawValue, rawPath: request.uri.path, rawQuery: request.uri.query, headers: headers,
             body: Data(buffer.readableBytesView))
-        let answer = await route(incoming)
-        if incoming.segments.first != "emulator" {
-            await store.record(.init(method: incoming.method, path: incoming.path, status: answer.status))
-        }
-        return Response(
-            status: .init(code: answer.status), headers: [.contentType: answer.contentType],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        if let answer = await admin.handle(incoming) { return Self.response(answer) }
+
+        let endpoint = Endpoint.classify(incoming)
+        let answer = await answer(incoming, endpoint: endpoint)
+        let elapsed = ContinuousClock.now - start
+        await services.recorder.record(.init(
+            method: incoming.method, path: RequestRecorder.redact(incoming.path), endpoint: endpoint?.rawValue ?? "unknown",
+            status: answer.dropConnection ? 0 : answer.status,
+            latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
+            bytesIn: incoming.body.count, bytesOut: answer.body.count))
+        return Self.response(answer)
     }
 
-    func route(_ request: EmulatorRequest) async -> EmulatorResponse {
-        if let answer = await admin.handle(request) { return answer }
+    func answer(_ request: EmulatorRequest, endpoint: Endpoint?) async -> EmulatorResponse {
+        guard let endpoint else { return .rpcError(404, "fcm-emulator does not serve \(request.method) \(request.path)") }
+        let configuration = services.configuration
+        if endpoint.requiresBearer && !configuration.noAuth {
+            let header = request.headers["authorization"] ?? ""
+            guard header.hasPrefix("Bearer "), await services.authority.isValid(accessToken: String(header.dropFirst(7))) else {
+                return Unauthorized.response(html: configuration.htmlUnauthorized)
+            }
+        }
+        let registrations = Self.registrations(in: request, endpoint: endpoint)
+        let cost = endpoint == .iidBatchAdd || endpoint == .iidBatchRemove ? max(1, registrations.count) : 1
+        let verdict = await services.faults.decide(endpoint, registrations: registrations, cost: cost)
+        let settings = await services.faults.faults
+        switch verdict {
+        case .proceed(let delay):
+            await Self.wait(delay)
+            return await route(request, endpoint: endpoint)
+        case .fail(let status, let delay):
+            await Self.wait(delay)
+            return InjectedErrors.response(status: status, endpoint: endpoint, html: settings.htmlErrors, retryAfter: settings.retryAfterSeconds)
+        case .drop(let delay):
+            await Self.wait(delay)
+            var dropped = EmulatorResponse(status: 200, body: Data())
+            dropped.dropConnection = true
+            return dropped
+        case .quotaExceeded(let delay):
+            await Self.wait(delay)
+            return InjectedErrors.quotaExceeded(endpoint: endpoint, retryAfter: await services.faults.quotas.retryAfterSeconds)
+        }
+    }
+
+    func route(_ request: EmulatorRequest, endpoint: Endpoint) async -> EmulatorResponse {
+        let base = "http://" + (request.headers["host"] ?? "\(services.configuration.host):\(services.configuration.port)")
+        if let answer = await tokens.handle(request, baseURL: base) { return answer }
         if let answer = await deviceGroups.handle(request) { return answer }
         if let answer = await topicSubscriptions.handle(request) { return answer }
+        if let answer = await iid.handle(request) { return answer }
+        if let answer = await messages.handle(request) { return answer }
         return .rpcError(404, "fcm-emulator does not serve \(request.method) \(request.path)")
+    }
+
+    /// The registrations a request touches, for `--fail-registration` and the IID quota cost.
+    static func registrations(in request: EmulatorRequest, endpoint: Endpoint) -> [String] {
+        let s = request.segments
+        switch endpoint {
+        case .topicsCreate, .topicsGet, .topicsList, .topicsPatch, .topicsDelete: return [s[4]]
+        case .iidInfo, .iidRelation: return [s[2]]
+        case .iidBatchAdd, .iidBatchRemove: return request.jsonObject?["registration_tokens"] as? [String] ?? []
+        case .groupsMutate: return request.jsonObject?["registration_ids"] as? [String] ?? []
+        case .messagesSend:
+            let message = request.jsonObject?["message"] as? [String: Any]
+            return [(message?["token"] ?? message?["fid"]) as? String].compactMap { $0 }
+        default: return []
+        }
+    }
+
+    static func wait(_ milliseconds: Double) async {
+        guard milliseconds > 0 else { return }
+        try? await Task.sleep(for: .microseconds(Int(milliseconds * 1000)))
+    }
+
+    struct DroppedConnection: Error {}
+
+    static func response(_ answer: EmulatorResponse) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = answer.contentType
+        for (name, value) in answer.extraHeaders {
+            if let field = HTTPField.Name(name) { fields[field] = value }
+        }
+        if answer.dropConnection {
+            // Promise a body, then fail while writing it: the client sees the connection cut mid-response.
+            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: 64) { _ in throw DroppedConnection() })
+        }
+        return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+}
+
+/// Error bodies for injected faults and exceeded quotas, shaped like each API family's real ones.
+enum InjectedErrors {
+    static func response(status: Int, endpoint: Endpoint, html: Bool, retryAfter: Int?) -> EmulatorResponse {
+        var answer: EmulatorResponse
+        let name = EmulatorResponse.statusNames[status] ?? "UNKNOWN"
+        if html {
+            let page = "<HTML>\n<HEAD>\n<TITLE>Error \(status)</TITLE>\n</HEAD>\n<BODY>\n<H1>Error \(status)</H1>\n</BODY>\n</HTML>\n"
+            answer = EmulatorResponse(status: status, body: Data(page.utf8), contentType: "text/html; charset=UTF-8")
+        } else if endpoint.usesFlatErrors {
+            answer = .flatError(status, name)
+        } else {
+            let fcmCode = [429: "QUOTA_EXCEEDED", 500: "INTERNAL", 503: "UNAVAILABLE"][status]
+            answer = .rpcError(status, "Injected fault: \(name)", fcmErrorCode: fcmCode)
+        }
+        if let retryAfter, [429, 503].contains(status) { answer.extraHeaders["Retry-After"] = String(retryAfter) }
+        return answer
+    }
+
+    static func quotaExceeded(endpoint: Endpoint, retryAfter: Int?) -> EmulatorResponse {
+        var answer: EmulatorResponse
+        switch endpoint {
+        case .iidBatchAdd, .iidBatchRemove, .iidRelation:
+            answer = .flatError(429, "RESOURCE_EXHAUSTED")
+        case .messagesSend:
+            answer = .json(429, ["error": [
+                "code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "Quota exceeded for quota metric 'Messages' and limit 'Messages per minute' of service 'fcm.googleapis.com'.",
+                "details": [
+                    ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "QUOTA_EXCEEDED"],
+                    ["@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [["subject": "project", "description": "messages per minute"]]],
+                ],
+            ] as [String: Any]])
+        default:
+            answer = .rpcError(429, "Quota exceeded for quota metric 'Topic subscription changes' per second per project.", fcmErrorCode: "QUOTA_EXCEEDED")
+        }
+        if let retryAfter { answer.extraHeaders["Retry-After"] = String(retryAfter) }
+        return answer
     }
 }
 
 package enum EmulatorApplication {
-    /// Builds the emulator. `onListening` receives the bound port (useful with port 0).
-    package static func build(
+    /// Builds the emulator. `onListening` receives the bound port (useful with port 0) once any
+    /// `--service-account-out` file is written.
+    static func build(
         configuration: EmulatorConfiguration, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void
-    ) -> some ApplicationProtocol {
-        let store = EmulatorStore(strictRegistrations: configuration.strictRegistrations)
-        return Application(
-            responder: EmulatorResponder(store: store, configuration: configuration),
+    ) async throws -> (some ApplicationProtocol, EmulatorServices) {
+        let services = try EmulatorServices(configuration: configuration)
+        for path in configuration.trustedServiceAccounts {
+            let (email, key) = try ServiceAccountFiles.read(path)
+            await services.authority.trust(email: email, key: key)
+        }
+        if let path = configuration.stateFile {
+            try await StatePersistence.load(path, into: services.store)
+        }
+        let app = Application(
+            responder: EmulatorResponder(services: services),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "fcm-emulator"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                if let out = configuration.serviceAccountOut {
+                    do {
+                        let (email, key) = try ServiceAccountFiles.generate(
+                            to: out, projectID: configuration.projectID, tokenURI: "http://\(configuration.host):\(port)/token")
+                        await services.authority.trust(email: email, key: key)
+                    } catch {
+                        logger.error("cannot write --service-account-out \(out): \(error)")
+                    }
+                }
+                await onListening(port)
+            },
             logger: logger)
+        return (app, services)
     }
 }

@@ -10,13 +10,17 @@ package struct EmulatorCommand: AsyncParsableCommand {
         abstract: "A local stand-in for the Firebase Cloud Messaging server APIs.",
         discussion: """
             Serves the device-group API (/fcm/notification), the v1 Topic Subscription API \
-            (/v1/projects/P/registrations/R/topicSubscriptions) and an admin API under /emulator/v1/ \
-            (GET state, POST reset, POST registrations, DELETE registrations/ID, GET requests).
-            Point fcmctl at it with FCM_EMULATOR_HOST=127.0.0.1:PORT. The first line on standard output \
-            is 'fcm-emulator listening on http://HOST:PORT'.
+            (/v1/projects/P/registrations/R/topicSubscriptions), the legacy Instance ID API (/iid/…), \
+            messages:send, an OAuth token endpoint (/token) and a metadata-server token endpoint \
+            (/computeMetadata/v1/…). Every FCM endpoint needs 'Authorization: Bearer TOKEN': a token from \
+            /token or the metadata server, one given with --accept-token, or 'owner' (what fcmctl sends \
+            with FCM_EMULATOR_HOST). The admin API under /emulator/v1/ needs none: GET state, POST reset, \
+            POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
+            GET|PUT faults, GET|PUT quotas, POST tokens:expire.
+            The first line on standard output is 'fcm-emulator listening on http://HOST:PORT'. See docs/emulator.md.
             """)
 
-    @Option(help: "Address to bind. Loopback by default: the emulator has no authentication yet.")
+    @Option(help: "Address to bind. Loopback by default.")
     var host = "127.0.0.1"
 
     @Option(help: "Port to bind; 0 picks a free one (read it from the first output line).")
@@ -28,10 +32,113 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Answer v1 list/get with lowerCamelCase fields (topicName) instead of snake_case (topic_name).")
     var camelCaseFields = false
 
+    @Flag(help: "Accept FCM requests without credentials (quick demos).")
+    var noAuth = false
+
+    @Flag(help: "Answer missing or bad credentials with Google's HTML 401 page instead of JSON.")
+    var htmlUnauthorized = false
+
+    @Option(help: "Generate a key pair, trust it, and write a service-account JSON (token_uri = this emulator) to FILE.")
+    var serviceAccountOut: String?
+
+    @Option(help: "Trust the key of this service-account JSON for the JWT-bearer grant. Repeatable.")
+    var trustServiceAccount: [String] = []
+
+    @Option(help: "Accept this access token on FCM endpoints. Repeatable.")
+    var acceptToken: [String] = []
+
+    @Option(help: "Accept this refresh token for the refresh_token grant (authorized_user credentials). Repeatable.")
+    var acceptRefreshToken: [String] = []
+
+    @Option(help: "Project id reported by the metadata server and written into --service-account-out.")
+    var projectId = "emulator-project"
+
+    @Option(help: "Project number reported as authorizedEntity by iid/info.")
+    var senderId = "123456789012"
+
+    @Option(help: "Topic subscription changes per second per project; 0 for unlimited.")
+    var subscriptionQps: Double = 3000
+
+    @Option(help: "Messages per minute per project; 0 for unlimited.")
+    var messagesPerMinute: Double = 600_000
+
+    @Option(help: "Send Retry-After: SECONDS with quota refusals and injected 429/503.")
+    var retryAfter: Int?
+
+    @Option(help: "Fixed latency added to every FCM request, e.g. 50ms.")
+    var latency = "0ms"
+
+    @Option(help: "Random extra latency up to this much, e.g. 10ms.")
+    var jitter = "0ms"
+
+    @Option(help: "Error rates, e.g. 503=0.05,429=0.02 or topics.create:500=0.1.")
+    var errorRate: String?
+
+    @Option(help: "Fraction of FCM requests whose connection is dropped mid-response.")
+    var dropRate: Double = 0
+
+    @Option(help: "Requests touching this registration fail: ID or ID=STATUS (default 500). Repeatable.")
+    var failRegistration: [String] = []
+
+    @Flag(help: "Injected errors come as HTML pages instead of JSON.")
+    var htmlErrors = false
+
+    @Option(help: "Seed for fault injection, so runs repeat.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Also write the request log to FILE as JSON lines.")
+    var requestLog: String?
+
+    @Option(help: "Keep at most this many requests in the in-memory log (GET /emulator/v1/requests).")
+    var requestLogLimit = 1_000_000
+
+    @Option(help: "Persist state in FILE: loaded at start, saved while it changes and at shutdown.")
+    var stateFile: String?
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "warning"
 
     package init() {}
+
+    func makeConfiguration() throws -> EmulatorConfiguration {
+        var configuration = EmulatorConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.strictRegistrations = strictRegistrations
+        configuration.camelCaseFields = camelCaseFields
+        configuration.noAuth = noAuth
+        configuration.htmlUnauthorized = htmlUnauthorized
+        configuration.serviceAccountOut = serviceAccountOut
+        configuration.trustedServiceAccounts = trustServiceAccount
+        configuration.acceptedTokens = acceptToken
+        configuration.acceptedRefreshTokens = acceptRefreshToken
+        configuration.projectID = projectId
+        configuration.senderID = senderId
+        configuration.quotas = QuotaSettings(subscriptionQPS: subscriptionQps, messagesPerMinute: messagesPerMinute, retryAfterSeconds: retryAfter)
+        configuration.faults.latencyMs = try FaultSettings.parseMilliseconds(latency)
+        configuration.faults.jitterMs = try FaultSettings.parseMilliseconds(jitter)
+        configuration.faults.errorRates = try errorRate.map(FaultSettings.parseErrorRates) ?? []
+        configuration.faults.dropRate = dropRate
+        configuration.faults.htmlErrors = htmlErrors
+        configuration.faults.retryAfterSeconds = retryAfter
+        for item in failRegistration {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard let id = parts.first, parts.count == 1 || Int(parts[1]) != nil else {
+                throw ValidationError("--fail-registration takes ID or ID=STATUS, got '\(item)'")
+            }
+            configuration.faults.failingRegistrations[String(id)] = parts.count == 2 ? Int(parts[1])! : 500
+        }
+        configuration.seed = seed
+        configuration.requestLogFile = requestLog
+        configuration.requestLogLimit = requestLogLimit
+        configuration.stateFile = stateFile
+        return configuration
+    }
+
+    package func validate() throws {
+        guard (0...1).contains(dropRate) else { throw ValidationError("--drop-rate must be between 0 and 1") }
+        guard subscriptionQps >= 0, messagesPerMinute >= 0 else { throw ValidationError("quotas must not be negative") }
+    }
 
     package func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -39,17 +146,24 @@ package struct EmulatorCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "fcm-emulator") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level
-        var configuration = EmulatorConfiguration()
-        configuration.host = host
-        configuration.port = port
-        configuration.strictRegistrations = strictRegistrations
-        configuration.camelCaseFields = camelCaseFields
+        let configuration: EmulatorConfiguration
+        do {
+            configuration = try makeConfiguration()
+        } catch let error as EmulatorSetupError {
+            throw ValidationError(error.description)
+        }
         let displayHost = host.contains(":") ? "[\(host)]" : host
-        let app = EmulatorApplication.build(configuration: configuration, logger: logger) { port in
+        let (app, services) = try await EmulatorApplication.build(configuration: configuration, logger: logger) { port in
             // Written unbuffered: whoever started us waits for this exact line to learn the port.
             FileHandle.standardOutput.write(Data("fcm-emulator listening on http://\(displayHost):\(port)\n".utf8))
         }
+        let errorLogger = logger
+        let saver = stateFile.map { path in
+            Task { await StatePersistence.autosave(services.store, to: path) { errorLogger.error("\($0)") } }
+        }
         try await app.runService()
+        saver?.cancel()
+        if let stateFile { try await StatePersistence.save(services.store, to: stateFile) }
     }
 }
 

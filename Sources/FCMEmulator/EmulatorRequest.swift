@@ -38,6 +38,15 @@ struct EmulatorResponse: Sendable {
     var status: Int
     var body: Data
     var contentType = "application/json; charset=UTF-8"
+    var extraHeaders: [String: String] = [:]
+    /// Close the connection mid-response instead of answering: the "dropped connection" fault.
+    var dropConnection = false
+
+    init(status: Int, body: Data, contentType: String = "application/json; charset=UTF-8") {
+        self.status = status
+        self.body = body
+        self.contentType = contentType
+    }
 
     static func json(_ status: Int, _ object: Any) -> EmulatorResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
@@ -63,3 +72,6 @@ struct EmulatorResponse: Sendable {
         return json(status, ["error": error])
     }
 }
+
+/// Lets validation helpers return a ready answer through `Result`.
+extension EmulatorResponse: Error {}

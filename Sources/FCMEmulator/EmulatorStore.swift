@@ -2,27 +2,40 @@ import Foundation
 
 /// Everything the emulator knows, behind one actor so concurrent requests see a consistent FCM.
 actor EmulatorStore {
-    struct RegistrationRecord {
+    struct RegistrationRecord: Codable, Sendable {
         var kind: String
         /// topic → creation time, as the v1 API reports it.
         var topics: [String: Date] = [:]
         var uninstalled = false
+        var platform = "ANDROID"
+        var app = "com.example.app"
+        var inbox: [InboxMessage] = []
     }
 
-    struct GroupName: Hashable {
+    struct InboxMessage: Codable, Sendable {
+        var name: String
+        var receivedAt: Date
+        /// The message as sent, JSON.
+        var message: String
+    }
+
+    struct GroupName: Hashable, Codable, Sendable {
         var senderId: String
         var name: String
     }
 
-    struct GroupRecord {
+    struct GroupRecord: Codable, Sendable {
         var id: Int
         var members: [String]
     }
 
-    struct LogEntry: Sendable {
-        var method: String
-        var path: String
-        var status: Int
+    /// FCM's limit of topics per app instance (wire reference §6).
+    static let topicLimit = 2000
+
+    enum SubscribeResult {
+        case created
+        case alreadyExists
+        case tooManyTopics
     }
 
     enum RegistrationCheck {
@@ -37,7 +50,7 @@ actor EmulatorStore {
     private(set) var groups: [GroupName: GroupRecord] = [:]
     private var groupNamesByID: [Int: GroupName] = [:]
     private var nextGroupID = 1
-    private(set) var log: [LogEntry] = []
+    private(set) var dirty = false
 
     init(strictRegistrations: Bool) {
         self.strictRegistrations = strictRegistrations
@@ -63,19 +76,30 @@ actor EmulatorStore {
         guard Self.isWellFormed(id) else { return .malformed }
         if let record = registrations[id] { return record.uninstalled ? .notFound : .valid }
         if strictRegistrations { return .notFound }
-        if recordFirstUse { registrations[id] = RegistrationRecord(kind: Self.kind(of: id)) }
+        if recordFirstUse {
+            registrations[id] = RegistrationRecord(kind: Self.kind(of: id))
+            dirty = true
+        }
         return .valid
     }
 
-    func register(_ id: String, kind: String) {
-        registrations[id, default: RegistrationRecord(kind: kind)].uninstalled = false
+    func register(_ id: String, kind: String, platform: String? = nil, app: String? = nil) {
+        var record = registrations[id] ?? RegistrationRecord(kind: kind)
+        record.uninstalled = false
+        if let platform { record.platform = platform }
+        if let app { record.app = app }
+        registrations[id] = record
+        dirty = true
     }
+
+    func record(of id: String) -> RegistrationRecord? { registrations[id] }
 
     /// The app was uninstalled: its subscriptions vanish and device groups drop it, as FCM does.
     func uninstall(_ id: String) -> Bool {
         guard registrations[id] != nil else { return false }
         registrations[id]?.uninstalled = true
         registrations[id]?.topics = [:]
+        dirty = true
         for (name, group) in groups where group.members.contains(id) {
             let remaining = group.members.filter { $0 != id }
             if remaining.isEmpty { deleteGroup(name) } else { groups[name]?.members = remaining }
@@ -87,17 +111,42 @@ actor EmulatorStore {
 
     func topics(of id: String) -> [String: Date] { registrations[id]?.topics ?? [:] }
 
-    /// Returns false when the subscription already existed.
-    func subscribe(_ id: String, to topic: String) -> Bool {
-        if registrations[id]?.topics[topic] != nil { return false }
+    func subscribe(_ id: String, to topic: String) -> SubscribeResult {
+        guard let record = registrations[id] else { return .tooManyTopics }
+        if record.topics[topic] != nil { return .alreadyExists }
+        if record.topics.count >= Self.topicLimit { return .tooManyTopics }
         registrations[id]?.topics[topic] = Date()
-        return true
+        dirty = true
+        return .created
     }
 
     /// Returns false when there was no such subscription.
     func unsubscribe(_ id: String, from topic: String) -> Bool {
-        registrations[id]?.topics.removeValue(forKey: topic) != nil
+        let removed = registrations[id]?.topics.removeValue(forKey: topic) != nil
+        if removed { dirty = true }
+        return removed
     }
+
+    // MARK: Messages
+
+    /// Appends the message to each registration's inbox; returns how many received it.
+    func deliver(name: String, message: String, to ids: [String]) -> Int {
+        var count = 0
+        let now = Date()
+        for id in ids where registrations[id]?.uninstalled == false {
+            registrations[id]?.inbox.append(InboxMessage(name: name, receivedAt: now, message: message))
+            count += 1
+        }
+        if count > 0 { dirty = true }
+        return count
+    }
+
+    /// Registrations whose subscriptions satisfy `matches`: topic and condition fan-out.
+    func registrations(where matches: (Set<String>) -> Bool) -> [String] {
+        registrations.filter { !$0.value.uninstalled && matches(Set($0.value.topics.keys)) }.map(\.key).sorted()
+    }
+
+    func inbox(of id: String) -> [InboxMessage]? { registrations[id]?.inbox }
 
     // MARK: Device groups
 
@@ -109,6 +158,7 @@ actor EmulatorStore {
     }
 
     func createGroup(_ name: GroupName, members: [String]) -> GroupRecord {
+        dirty = true
         let record = GroupRecord(id: nextGroupID, members: members)
         nextGroupID += 1
         groups[name] = record
@@ -117,6 +167,7 @@ actor EmulatorStore {
     }
 
     func setMembers(_ name: GroupName, _ members: [String]) {
+        dirty = true
         if members.isEmpty { deleteGroup(name) } else { groups[name]?.members = members }
     }
 
@@ -127,13 +178,41 @@ actor EmulatorStore {
 
     // MARK: Admin
 
-    func record(_ entry: LogEntry) { log.append(entry) }
-
     func reset() {
         registrations = [:]
         groups = [:]
         groupNamesByID = [:]
-        log = []
+        dirty = true
+    }
+
+    struct Snapshot: Codable {
+        var version = 1
+        var registrations: [String: RegistrationRecord]
+        var groups: [StoredGroup]
+        var nextGroupID: Int
+    }
+
+    struct StoredGroup: Codable {
+        var name: GroupName
+        var record: GroupRecord
+    }
+
+    func snapshot() -> Snapshot {
+        dirty = false
+        return Snapshot(
+            registrations: registrations, groups: groups.map { StoredGroup(name: $0.key, record: $0.value) }, nextGroupID: nextGroupID)
+    }
+
+    func restore(_ snapshot: Snapshot) {
+        registrations = snapshot.registrations
+        groups = Dictionary(uniqueKeysWithValues: snapshot.groups.map { ($0.name, $0.record) })
+        groupNamesByID = Dictionary(uniqueKeysWithValues: snapshot.groups.map { ($0.record.id, $0.name) })
+        nextGroupID = snapshot.nextGroupID
+        dirty = false
+    }
+
+    var counts: (registrations: Int, subscriptions: Int, groups: Int) {
+        (registrations.count, registrations.values.reduce(0) { $0 + $1.topics.count }, groups.count)
     }
 
     /// A deterministic dump: sorted, and without the request log, so two dumps compare equal exactly
@@ -143,7 +222,10 @@ actor EmulatorStore {
             ["sender_id": $0.key.senderId, "name": $0.key.name, "members": $0.value.members.sorted()]
         }
         let registrationList: [[String: Any]] = registrations.sorted { $0.key < $1.key }.map {
-            ["id": $0.key, "kind": $0.value.kind, "uninstalled": $0.value.uninstalled, "topics": $0.value.topics.keys.sorted()]
+            [
+                "id": $0.key, "kind": $0.value.kind, "uninstalled": $0.value.uninstalled, "topics": $0.value.topics.keys.sorted(),
+                "platform": $0.value.platform, "app": $0.value.app, "inbox_count": $0.value.inbox.count,
+            ]
         }
         return .json(200, ["groups": groupList, "registrations": registrationList])
     }

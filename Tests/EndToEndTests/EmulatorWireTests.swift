@@ -5,14 +5,14 @@ import Testing
 /// The emulator's wire behaviour, request by request, as the wire reference describes FCM's.
 @Suite struct EmulatorWireTests {
     func groupRequest(_ emulator: EmulatorProcess, _ body: String, sender: String = "42") async throws -> (Int, [String: Any]) {
-        let response = try await emulator.transport.send(.init(
+        let response = try await emulator.send(.init(
             method: "POST", url: emulator.baseURL + "/fcm/notification",
             headers: [("Content-Type", "application/json"), ("project_id", sender)], body: Data(body.utf8)))
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
 
     func getKey(_ emulator: EmulatorProcess, _ name: String) async throws -> (Int, [String: Any]) {
-        let response = try await emulator.transport.send(.init(
+        let response = try await emulator.send(.init(
             method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=\(name)", headers: [("project_id", "42")]))
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
@@ -55,9 +55,9 @@ import Testing
         let base = emulator.baseURL + "/v1/projects/p/registrations/r1%3AAPA91b/topicSubscriptions"
         for index in 0..<5 {
             let name = index % 2 == 0 ? "topicName" : "topic_name"
-            #expect(try await emulator.transport.send(.init(method: "POST", url: "\(base)?\(name)=t\(index)", body: Data("{}".utf8))).status == 200)
+            #expect(try await emulator.send(.init(method: "POST", url: "\(base)?\(name)=t\(index)", body: Data("{}".utf8))).status == 200)
         }
-        let again = try await emulator.transport.send(.init(method: "POST", url: "\(base)?topicName=t0", body: Data("{}".utf8)))
+        let again = try await emulator.send(.init(method: "POST", url: "\(base)?topicName=t0", body: Data("{}".utf8)))
         #expect(again.status == 409)
         #expect(String(decoding: again.body, as: UTF8.self).contains("\"status\":\"ALREADY_EXISTS\""))
 
@@ -65,7 +65,7 @@ import Testing
         var pageToken = ""
         var pages = 0
         repeat {
-            let response = try await emulator.transport.send(.init(method: "GET", url: "\(base)?pageSize=2&pageToken=\(pageToken)"))
+            let response = try await emulator.send(.init(method: "GET", url: "\(base)?pageSize=2&pageToken=\(pageToken)"))
             let object = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
             seen += (object["topic_subscriptions"] as? [[String: Any]] ?? []).compactMap { $0["topic_name"] as? String }
             pageToken = object["next_page_token"] as? String ?? ""
@@ -74,20 +74,20 @@ import Testing
         #expect(seen == ["t0", "t1", "t2", "t3", "t4"])
         #expect(pages == 3)
 
-        #expect(try await emulator.transport.send(.init(method: "DELETE", url: "\(base)/t0")).status == 200)
-        #expect(try await emulator.transport.send(.init(method: "DELETE", url: "\(base)/t0")).status == 404)
-        #expect(try await emulator.transport.send(.init(method: "DELETE", url: "\(base)/t0?allow_missing=true")).status == 200)
-        #expect(try await emulator.transport.send(.init(method: "GET", url: "\(base)/t1")).status == 200)
-        #expect(try await emulator.transport.send(.init(method: "GET", url: "\(base)/t0")).status == 404)
+        #expect(try await emulator.send(.init(method: "DELETE", url: "\(base)/t0")).status == 200)
+        #expect(try await emulator.send(.init(method: "DELETE", url: "\(base)/t0")).status == 404)
+        #expect(try await emulator.send(.init(method: "DELETE", url: "\(base)/t0?allow_missing=true")).status == 200)
+        #expect(try await emulator.send(.init(method: "GET", url: "\(base)/t1")).status == 200)
+        #expect(try await emulator.send(.init(method: "GET", url: "\(base)/t0")).status == 404)
     }
 
     @Test func strictModeAndUninstallGiveUnregistered() async throws {
         let emulator = try EmulatorProcess(arguments: ["--strict-registrations"])
         let url = emulator.baseURL + "/v1/projects/p/registrations/nobody%3AAPA91b/topicSubscriptions"
-        let unknown = try await emulator.transport.send(.init(method: "GET", url: url))
+        let unknown = try await emulator.send(.init(method: "GET", url: url))
         #expect(unknown.status == 404)
         #expect(String(decoding: unknown.body, as: UTF8.self).contains("\"errorCode\":\"UNREGISTERED\""))
-        let malformed = try await emulator.transport.send(.init(method: "GET", url: emulator.baseURL + "/v1/projects/p/registrations/a%20b/topicSubscriptions"))
+        let malformed = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/v1/projects/p/registrations/a%20b/topicSubscriptions"))
         #expect(malformed.status == 400)
     }
 

@@ -43,10 +43,17 @@ final class EmulatorProcess: @unchecked Sendable {
 
     var baseURL: String { "http://\(host)" }
 
+    /// Sends an FCM API request with the emulator's always-valid "owner" token.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var request = request
+        request.headers.append(("Authorization", "Bearer owner"))
+        return try await transport.send(request)
+    }
+
     func admin(_ method: String, _ path: String, json: String? = nil) async throws -> (Int, [String: Any]) {
         let request = HTTPRequest(
             method: method, url: baseURL + path, headers: [("Content-Type", "application/json")], body: json.map { Data($0.utf8) })
-        let response = try await transport.send(request)
+        let response = try await send(request)
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         return (response.status, object)
     }

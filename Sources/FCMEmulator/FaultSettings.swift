@@ -1,0 +1,112 @@
+import Foundation
+
+/// Faults to inject, set by flags and replaced at run time with `PUT /emulator/v1/faults`.
+struct FaultSettings: Codable, Sendable, Equatable {
+    struct ErrorRate: Codable, Sendable, Equatable {
+        /// An endpoint name such as `topics.create` (see `Endpoint`), or nil for every FCM endpoint.
+        var endpoint: String?
+        var status: Int
+        var rate: Double
+    }
+
+    var latencyMs: Double = 0
+    var jitterMs: Double = 0
+    var errorRates: [ErrorRate] = []
+    var dropRate: Double = 0
+    /// Registration → HTTP status its requests fail with (500 by default).
+    var failingRegistrations: [String: Int] = [:]
+    /// Injected errors come as an HTML page instead of JSON, as some Google front ends answer.
+    var htmlErrors = false
+    var retryAfterSeconds: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case latencyMs = "latency_ms", jitterMs = "jitter_ms", errorRates = "error_rates", dropRate = "drop_rate"
+        case failingRegistrations = "failing_registrations", htmlErrors = "html_errors", retryAfterSeconds = "retry_after_seconds"
+    }
+
+    /// `503=0.05,429=0.02` or `topics.create:503=0.1`, comma-separated.
+    static func parseErrorRates(_ text: String) throws -> [ErrorRate] {
+        try text.split(separator: ",").map { item in
+            let (endpoint, spec): (String?, Substring) = item.contains(":")
+                ? (String(item.split(separator: ":")[0]), item.split(separator: ":")[1]) : (nil, item)
+            let parts = spec.split(separator: "=")
+            guard parts.count == 2, let status = Int(parts[0]), (400...599).contains(status), let rate = Double(parts[1]),
+                (0...1).contains(rate)
+            else { throw EmulatorSetupError("--error-rate: '\(item)' is not [ENDPOINT:]STATUS=RATE, e.g. 503=0.05") }
+            if let endpoint, Endpoint(rawValue: endpoint) == nil {
+                throw EmulatorSetupError("--error-rate: unknown endpoint '\(endpoint)'; known: \(Endpoint.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return ErrorRate(endpoint: endpoint, status: status, rate: rate)
+        }
+    }
+
+    /// `50ms`, `1.5s`, `250us` or a bare number of milliseconds.
+    static func parseMilliseconds(_ text: String) throws -> Double {
+        let units: [(String, Double)] = [("ms", 1), ("us", 0.001), ("s", 1000)]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            if let value = Double(text.dropLast(suffix.count)), value >= 0 { return value * factor }
+        }
+        if let value = Double(text), value >= 0 { return value }
+        throw EmulatorSetupError("'\(text)' is not a duration such as 50ms or 1.5s")
+    }
+}
+
+/// Quotas, set by flags and replaced at run time with `PUT /emulator/v1/quotas`. Zero means unlimited.
+struct QuotaSettings: Codable, Sendable, Equatable {
+    /// Topic subscription changes per second per project (FCM: 3,000).
+    var subscriptionQPS: Double = 3000
+    /// Downstream messages per minute per project (FCM: 600,000).
+    var messagesPerMinute: Double = 600_000
+    /// Sent as Retry-After on quota answers when set.
+    var retryAfterSeconds: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case subscriptionQPS = "subscription_qps", messagesPerMinute = "messages_per_minute", retryAfterSeconds = "retry_after_seconds"
+    }
+}
+
+/// The FCM endpoints the emulator serves, named for logs, stats and per-endpoint faults.
+enum Endpoint: String, CaseIterable, Sendable {
+    case groupsMutate = "groups.mutate", groupsGet = "groups.get", groupsExport = "groups.export"
+    case topicsCreate = "topics.create", topicsGet = "topics.get", topicsList = "topics.list"
+    case topicsPatch = "topics.patch", topicsDelete = "topics.delete"
+    case iidBatchAdd = "iid.batchAdd", iidBatchRemove = "iid.batchRemove", iidInfo = "iid.info", iidRelation = "iid.relation"
+    case messagesSend = "messages.send"
+    case oauthToken = "oauth.token", metadata = "metadata"
+
+    /// The API family decides the error body shape: flat `{"error": "…"}` or google.rpc.Status.
+    var usesFlatErrors: Bool { rawValue.hasPrefix("groups.") || rawValue.hasPrefix("iid.") }
+
+    var requiresBearer: Bool { self != .oauthToken && self != .metadata }
+
+    var changesSubscriptions: Bool { [.topicsCreate, .topicsPatch, .topicsDelete, .iidBatchAdd, .iidBatchRemove, .iidRelation].contains(self) }
+
+    static func classify(_ request: EmulatorRequest) -> Endpoint? {
+        let s = request.segments, m = request.method
+        switch s.first {
+        case "fcm":
+            if s == ["fcm", "notification"] { return m == "POST" ? .groupsMutate : .groupsGet }
+            return s == ["fcm", "notification", "export"] ? .groupsExport : nil
+        case "v1":
+            if s.count == 4, s[1] == "projects", s[3] == "messages:send" { return .messagesSend }
+            guard s.count >= 6, s[1] == "projects", s[3] == "registrations", s[5] == "topicSubscriptions" else { return nil }
+            switch (m, s.count) {
+            case ("POST", 6): return .topicsCreate
+            case ("GET", 6): return .topicsList
+            case ("GET", 7): return .topicsGet
+            case ("PATCH", 7): return .topicsPatch
+            case ("DELETE", 7): return .topicsDelete
+            default: return nil
+            }
+        case "iid":
+            if s == ["iid", "v1:batchAdd"] { return .iidBatchAdd }
+            if s == ["iid", "v1:batchRemove"] { return .iidBatchRemove }
+            if s.count == 3, s[1] == "info" { return .iidInfo }
+            if s.count == 6, s[1] == "v1", s[3] == "rel", s[4] == "topics" { return .iidRelation }
+            return nil
+        case "token": return .oauthToken
+        case "computeMetadata": return .metadata
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// The legacy Instance ID server API at iid.googleapis.com (wire reference §1A, §2): batch subscribe and
+/// unsubscribe with per-token results in input order, single relations, and `iid/info`. Its errors are
+/// flat `{"error": "…"}` bodies.
+struct IIDRoutes {
+    let store: EmulatorStore
+    let senderID: String
+
+    static let batchLimit = 1000
+    static let topicPrefix = "/topics/"
+
+    func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
+        let s = request.segments
+        switch (request.method, s) {
+        case ("POST", ["iid", "v1:batchAdd"]): return await batch(request, adding: true)
+        case ("POST", ["iid", "v1:batchRemove"]): return await batch(request, adding: false)
+        case ("GET", let path) where path.count == 3 && path[1] == "info":
+            return await info(path[2], details: request.query["details"] == "true")
+        case ("POST", let path) where path.count == 6 && path[1] == "v1" && path[3] == "rel" && path[4] == "topics":
+            return await relation(token: path[2], topic: path[5])
+        default: return nil
+        }
+    }
+
+    /// Accepts `/topics/name` or a bare name (the SDKs add the prefix; the regex allows it and `private/`).
+    static func topicName(_ raw: String) -> String? {
+        var name = raw.hasPrefix(topicPrefix) ? String(raw.dropFirst(topicPrefix.count)) : raw
+        if name.hasPrefix("private/") { name = String(name.dropFirst("private/".count)) }
+        return TopicSubscriptionRoutes.isValidTopic(name) ? name : nil
+    }
+
+    func batch(_ request: EmulatorRequest, adding: Bool) async -> EmulatorResponse {
+        guard let body = request.jsonObject else { return .flatError(400, "InvalidJson") }
+        guard let tokens = body["registration_tokens"] as? [String], !tokens.isEmpty else { return .flatError(400, "MissingIIdToken") }
+        guard tokens.count <= Self.batchLimit else {
+            return .flatError(400, "Too many registration tokens: at most \(Self.batchLimit) per request")
+        }
+        guard let raw = body["to"] as? String, let topic = Self.topicName(raw) else {
+            return .flatError(400, "Topic name format is invalid")
+        }
+        var results: [[String: String]] = []
+        results.reserveCapacity(tokens.count)
+        for token in tokens {
+            switch await store.check(token, recordFirstUse: adding) {
+            case .malformed: results.append(["error": "INVALID_ARGUMENT"])
+            case .notFound: results.append(["error": "NOT_FOUND"])
+            case .valid:
+                if adding {
+                    let outcome = await store.subscribe(token, to: topic)
+                    results.append(outcome == .tooManyTopics ? ["error": "TOO_MANY_TOPICS"] : [:])
+                } else {
+                    _ = await store.unsubscribe(token, from: topic)
+                    results.append([:])
+                }
+            }
+        }
+        return .json(200, ["results": results])
+    }
+
+    func relation(token: String, topic raw: String) async -> EmulatorResponse {
+        guard let topic = Self.topicName(raw) else { return .flatError(400, "Topic name format is invalid") }
+        switch await store.check(token) {
+        case .malformed: return .flatError(400, "InvalidToken")
+        case .notFound: return .flatError(404, "No information found about this instance id.")
+        case .valid:
+            if await store.subscribe(token, to: topic) == .tooManyTopics { return .flatError(400, "TOO_MANY_TOPICS") }
+            return .json(200, [String: Any]())
+        }
+    }
+
+    func info(_ token: String, details: Bool) async -> EmulatorResponse {
+        switch await store.check(token, recordFirstUse: false) {
+        case .malformed: return .flatError(400, "InvalidToken")
+        case .notFound: return .flatError(404, "No information found about this instance id.")
+        case .valid:
+            // A well-formed registration never seen is unknown to IID even in permissive mode: it has no app.
+            guard let record = await store.record(of: token) else {
+                return .flatError(404, "No information found about this instance id.")
+            }
+            var body: [String: Any] = [
+                "application": record.app, "authorizedEntity": senderID, "platform": record.platform,
+                "applicationVersion": "1", "scope": "*",
+            ]
+            // `rel` is omitted when there are no relations (php-fcm docs: "ID exists but is not registered to any topics").
+            if details && !record.topics.isEmpty {
+                let formatter = DateFormatter()
+                formatter.dateFormat = "yyyy-MM-dd"
+                formatter.timeZone = TimeZone(identifier: "UTC")
+                body["rel"] = ["topics": record.topics.mapValues { ["addDate": formatter.string(from: $0)] }]
+            }
+            return .json(200, body)
+        }
+    }
+}

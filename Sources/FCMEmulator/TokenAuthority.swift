@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// Issues and checks OAuth access tokens the way Google's token endpoint does for the grants fcmctl and
+/// the Admin SDKs use: RS256 JWT-bearer assertions from service accounts, and refresh tokens.
+actor TokenAuthority {
+    struct Issued {
+        var expiry: Date
+        var principal: String
+    }
+
+    static let googleTokenAudience = "https://oauth2.googleapis.com/token"
+    static let acceptedScopes = ["https://www.googleapis.com/auth/firebase.messaging", "https://www.googleapis.com/auth/cloud-platform"]
+    static let lifetime: TimeInterval = 3600
+    /// Like the Firebase emulators, "owner" is always a valid token: what fcmctl sends with FCM_EMULATOR_HOST.
+    static let ownerToken = "owner"
+
+    private var trustedKeys: [String: _RSA.Signing.PublicKey] = [:]
+    private var refreshTokens: Set<String>
+    private var staticTokens: Set<String>
+    private var issued: [String: Issued] = [:]
+    private var counter = 0
+
+    init(staticTokens: [String], refreshTokens: [String]) {
+        self.staticTokens = Set(staticTokens + [Self.ownerToken])
+        self.refreshTokens = Set(refreshTokens)
+    }
+
+    func trust(email: String, key: _RSA.Signing.PublicKey) { trustedKeys[email] = key }
+
+    func isValid(accessToken: String, now: Date = Date()) -> Bool {
+        if staticTokens.contains(accessToken) { return true }
+        guard let grant = issued[accessToken] else { return false }
+        return grant.expiry > now
+    }
+
+    func issue(to principal: String, now: Date = Date()) -> (token: String, expiresIn: Int) {
+        counter += 1
+        let token = "ya29.emulator-\(counter)-" + UUID().uuidString.lowercased()
+        issued[token] = Issued(expiry: now.addingTimeInterval(Self.lifetime), principal: principal)
+        return (token, Int(Self.lifetime) - 1)
+    }
+
+    func expireAll() { issued.removeAll() }
+
+    enum GrantError: Error {
+        case invalidGrant(String)
+        case invalidScope(String)
+        case invalidRequest(String)
+        case unsupportedGrantType(String)
+    }
+
+    /// Verifies a JWT-bearer assertion: signature against the trusted key of its issuer, audience,
+    /// a lifetime of at most an hour around now, and a scope that covers FCM.
+    func exchange(assertion: String, tokenURL: String, now: Date = Date()) throws -> (token: String, expiresIn: Int) {
+        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: payloadData) as? [String: Any]
+        else { throw GrantError.invalidGrant("Invalid JWT: malformed assertion.") }
+        guard header["alg"] as? String == "RS256" else { throw GrantError.invalidGrant("Invalid JWT: only RS256 is accepted.") }
+        guard let issuer = claims["iss"] as? String, let key = trustedKeys[issuer] else {
+            throw GrantError.invalidGrant("Invalid JWT Signature.")
+        }
+        let signed = Data((parts[0] + "." + parts[1]).utf8)
+        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signed, padding: .insecurePKCS1v1_5) else {
+            throw GrantError.invalidGrant("Invalid JWT Signature.")
+        }
+        let audience = claims["aud"] as? String
+        guard audience == tokenURL || audience == Self.googleTokenAudience else {
+            throw GrantError.invalidGrant("Invalid JWT: Failed audience check. The right audience is \(tokenURL)")
+        }
+        guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, let exp = (claims["exp"] as? NSNumber)?.doubleValue,
+            exp > iat, exp - iat <= Self.lifetime, iat <= now.timeIntervalSince1970 + 300, exp > now.timeIntervalSince1970
+        else {
+            throw GrantError.invalidGrant(
+                "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.")
+        }
+        let scopes = (claims["scope"] as? String ?? "").split(separator: " ").map(String.init)
+        guard scopes.contains(where: Self.acceptedScopes.contains) else {
+            throw GrantError.invalidScope("Invalid OAuth scope or ID token audience provided.")
+        }
+        return issue(to: issuer, now: now)
+    }
+
+    func exchange(refreshToken: String, clientID: String?) throws -> (token: String, expiresIn: Int) {
+        guard refreshTokens.contains(refreshToken) else { throw GrantError.invalidGrant("Bad Request") }
+        guard let clientID, !clientID.isEmpty else { throw GrantError.invalidRequest("Missing required parameter: client_id") }
+        return issue(to: "user:\(clientID)")
+    }
+}
+
+enum Base64URL {
+    static func decode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+/// Service-account key files: generated for `--service-account-out`, read for `--trust-service-account`.
+enum ServiceAccountFiles {
+    static let defaultEmail = "fcmctl-test@emulator-project.iam.gserviceaccount.com"
+
+    /// Writes a service-account JSON whose `token_uri` is this emulator, mode 0600 (it holds a private key),
+    /// and returns the email and public key to trust.
+    static func generate(to path: String, projectID: String, tokenURI: String) throws -> (String, _RSA.Signing.PublicKey) {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let document: [String: Any] = [
+            "type": "service_account",
+            "project_id": projectID,
+            "private_key_id": UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""),
+            "private_key": key.pkcs8PEMRepresentation + "\n",
+            "client_email": defaultEmail,
+            "client_id": "100000000000000000001",
+            "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+            "token_uri": tokenURI,
+            "universe_domain": "googleapis.com",
+        ]
+        let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: data)
+        try handle.close()
+        return (defaultEmail, key.publicKey)
+    }
+
+    /// Reads the email and public key of a service-account JSON (its private key is never kept).
+    static func read(_ path: String) throws -> (String, _RSA.Signing.PublicKey) {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let email = object["client_email"] as? String, let pem = object["private_key"] as? String
+        else { throw EmulatorSetupError("\(path): not a service-account key file (needs client_email and private_key)") }
+        return (email, try _RSA.Signing.PrivateKey(pemRepresentation: pem).publicKey)
+    }
+}
+
+struct EmulatorSetupError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// The OAuth token endpoint (`POST /token`, what a generated key file's `token_uri` names) and the GCE
+/// metadata server's token endpoints (`/computeMetadata/v1/…`, reached through GCE_METADATA_HOST).
+struct TokenRoutes {
+    let authority: TokenAuthority
+    let projectID: String
+
+    static let jwtGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+    func handle(_ request: EmulatorRequest, baseURL: String) async -> EmulatorResponse? {
+        switch (request.method, request.segments) {
+        case ("POST", ["token"]): return await token(request, tokenURL: baseURL + "/token")
+        case (_, let s) where s.first == "computeMetadata": return await metadata(request)
+        default: return nil
+        }
+    }
+
+    static func oauthError(_ status: Int, _ error: String, _ description: String) -> EmulatorResponse {
+        .json(status, ["error": error, "error_description": description])
+    }
+
+    func token(_ request: EmulatorRequest, tokenURL: String) async -> EmulatorResponse {
+        let form = Self.parseForm(request.body)
+        do {
+            let grant: (token: String, expiresIn: Int)
+            switch form["grant_type"] {
+            case Self.jwtGrant:
+                guard let assertion = form["assertion"] else {
+                    return Self.oauthError(400, "invalid_request", "Missing required parameter: assertion")
+                }
+                grant = try await authority.exchange(assertion: assertion, tokenURL: tokenURL)
+            case "refresh_token":
+                grant = try await authority.exchange(refreshToken: form["refresh_token"] ?? "", clientID: form["client_id"])
+            case let other:
+                return Self.oauthError(400, "unsupported_grant_type", "Invalid grant_type: \(other ?? "")")
+            }
+            return .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
+        } catch TokenAuthority.GrantError.invalidGrant(let description) {
+            return Self.oauthError(400, "invalid_grant", description)
+        } catch TokenAuthority.GrantError.invalidScope(let description) {
+            return Self.oauthError(400, "invalid_scope", description)
+        } catch TokenAuthority.GrantError.invalidRequest(let description) {
+            return Self.oauthError(400, "invalid_request", description)
+        } catch {
+            return Self.oauthError(400, "invalid_request", "\(error)")
+        }
+    }
+
+    /// The metadata server answers only requests carrying `Metadata-Flavor: Google`, and says so in kind.
+    func metadata(_ request: EmulatorRequest) async -> EmulatorResponse {
+        guard request.headers["metadata-flavor"] == "Google" else {
+            var response = EmulatorResponse(status: 403, body: Data("Missing Metadata-Flavor:Google header.".utf8))
+            response.contentType = "text/html; charset=UTF-8"
+            return response
+        }
+        var response: EmulatorResponse
+        switch Array(request.segments.dropFirst()) {
+        case ["v1", "instance", "service-accounts", "default", "token"]:
+            let grant = await authority.issue(to: "metadata:default")
+            response = .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
+        case ["v1", "project", "project-id"]:
+            response = EmulatorResponse(status: 200, body: Data(projectID.utf8), contentType: "application/text")
+        case ["v1"], []:
+            response = EmulatorResponse(status: 200, body: Data("instance/\nproject/\n".utf8), contentType: "application/text")
+        default:
+            response = EmulatorResponse(status: 404, body: Data("Not Found".utf8), contentType: "text/html; charset=UTF-8")
+        }
+        response.extraHeaders["Metadata-Flavor"] = "Google"
+        return response
+    }
+
+    static func parseForm(_ body: Data) -> [String: String] {
+        var form: [String: String] = [:]
+        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            form[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return form
+    }
+}
+
+/// Google's answers to a request without valid credentials: JSON by default, an HTML page when the
+/// emulator is told to imitate the front ends that answer that way (firebase-admin-go#533).
+enum Unauthorized {
+    static func response(html: Bool) -> EmulatorResponse {
+        if html {
+            let page = "<HTML>\n<HEAD>\n<TITLE>Unauthorized</TITLE>\n</HEAD>\n<BODY BGCOLOR=\"#FFFFFF\" TEXT=\"#000000\">\n<H1>Unauthorized</H1>\n<H2>Error 401</H2>\n</BODY>\n</HTML>\n"
+            return EmulatorResponse(status: 401, body: Data(page.utf8), contentType: "text/html; charset=UTF-8")
+        }
+        return .rpcError(
+            401,
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.")
+    }
+}
