@@ -15,6 +15,7 @@ demo: build
 test:
 	@bash scripts/install-deps.sh --test
 	$(SWIFT) build
+	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk
 	$(SWIFT) test
 
 clean:

@@ -20,9 +20,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The schema agreement test validates manifests with jsonschema over PyYAML's C loader.
-if [ "${1:-}" = "--test" ] && ! python3 -c 'import jsonschema, yaml; yaml.CSafeLoader' 2>/dev/null; then
-  echo "Installing Python packages: jsonschema pyyaml"
-  python3 -m pip install --quiet jsonschema pyyaml 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages jsonschema pyyaml
+# Tests also need: jsonschema over PyYAML's C loader (schema agreement), and the official firebase-admin
+# SDK 7.x with pytest (the emulator's fidelity tests).
+python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest)
+if [ "${1:-}" = "--test" ] && ! python3 -c '
+import jsonschema, yaml, pytest, firebase_admin
+yaml.CSafeLoader
+assert firebase_admin.__version__.startswith("7.")' 2>/dev/null; then
+  echo "Installing Python packages: ${python_packages[*]}"
+  python3 -m pip install --quiet "${python_packages[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${python_packages[@]}"
 fi

@@ -49,7 +49,7 @@ struct MessageRoutes {
                 }
                 recipients = group.members
             } else {
-                switch await store.check(id, recordFirstUse: false) {
+                switch await store.check(id, recordFirstUse: !validateOnly) {
                 case .malformed: return Self.invalid("The registration token is not a valid FCM registration token")
                 case .notFound: return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
                 case .valid: recipients = [id]
