@@ -75,6 +75,8 @@ struct EmulatorResponder: HTTPResponder {
         let start = ContinuousClock.now
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
+        // HTTP/1's Host header arrives as the request's authority, not as a field.
+        if let authority = request.head.authority { headers["host"] = authority }
         let buffer = try await request.body.collect(upTo: Self.maximumBodyBytes)
         let incoming = EmulatorRequest(
             method: request.method.rawValue, rawPath: request.uri.path, rawQuery: request.uri.query, headers: headers,

@@ -1,0 +1,141 @@
+"""fcm-emulator's OAuth and metadata token endpoints, driven by google-auth and hand-made JWTs signed with
+the `cryptography` package: implementations independent of the emulator's own."""
+import base64
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import google.auth.credentials
+import google.auth.exceptions
+import google.auth.transport.requests
+import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from google.oauth2 import service_account
+
+from test_firebase_admin import Emulator
+
+SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
+
+
+@pytest.fixture
+def emulator(tmp_path, monkeypatch):
+    instance = Emulator(tmp_path, "--accept-refresh-token", "1//refresh-me")
+    monkeypatch.setattr(
+        google.auth.credentials.CredentialsWithRegionalAccessBoundary,
+        "_is_regional_access_boundary_lookup_required", lambda self: False)
+    yield instance
+    instance.stop()
+
+
+def b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def assertion(key, claims):
+    header = b64(json.dumps({"alg": "RS256", "typ": "JWT"}).encode())
+    payload = b64(json.dumps(claims).encode())
+    signature = key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{header}.{payload}.{b64(signature)}"
+
+
+def post_form(url, fields, headers=None):
+    request = urllib.request.Request(url, data=urllib.parse.urlencode(fields).encode(), method="POST", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def account(emulator):
+    with open(emulator.account) as handle:
+        info = json.load(handle)
+    key = serialization.load_pem_private_key(info["private_key"].encode(), password=None)
+    return info, key
+
+
+def claims(info, **overrides):
+    now = int(time.time())
+    base = {"iss": info["client_email"], "scope": SCOPE, "aud": info["token_uri"], "iat": now, "exp": now + 3600}
+    base.update(overrides)
+    return base
+
+
+def fcm_status(emulator, token):
+    request = urllib.request.Request(
+        f"{emulator.base}/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions", headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_google_auth_service_account_flow_yields_a_working_token(emulator):
+    credentials = service_account.Credentials.from_service_account_file(emulator.account, scopes=[SCOPE])
+    credentials.refresh(google.auth.transport.requests.Request())
+    assert credentials.token.startswith("ya29.")
+    assert fcm_status(emulator, credentials.token) == 200
+    assert fcm_status(emulator, "ya29.forged") == 401
+
+
+def test_assertion_signed_by_another_key_is_invalid_grant(emulator):
+    info, _ = account(emulator)
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    status, body = post_form(info["token_uri"], {
+        "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion(stranger, claims(info))})
+    assert (status, body) == (400, {"error": "invalid_grant", "error_description": "Invalid JWT Signature."})
+
+
+@pytest.mark.parametrize("overrides, error, fragment", [
+    ({"exp_offset": 7200}, "invalid_grant", "short-lived token (60 minutes)"),
+    ({"expired": True}, "invalid_grant", "short-lived token (60 minutes)"),
+    ({"aud": "https://example.com/token"}, "invalid_grant", "Failed audience check"),
+    ({"scope": "https://www.googleapis.com/auth/userinfo.email"}, "invalid_scope", "Invalid OAuth scope"),
+])
+def test_bad_claims_are_refused_like_google(emulator, overrides, error, fragment):
+    info, key = account(emulator)
+    now = int(time.time())
+    extra = {}
+    if "exp_offset" in overrides:
+        extra["exp"] = now + overrides["exp_offset"]
+    elif overrides.get("expired"):
+        extra.update(iat=now - 7200, exp=now - 3600)
+    else:
+        extra.update(overrides)
+    status, body = post_form(info["token_uri"], {
+        "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion(key, claims(info, **extra))})
+    assert status == 400 and body["error"] == error and fragment in body["error_description"]
+
+
+def test_unknown_grant_type_and_refresh_token_grant(emulator):
+    url = f"{emulator.base}/token"
+    assert post_form(url, {"grant_type": "password"})[1]["error"] == "unsupported_grant_type"
+    status, body = post_form(url, {"grant_type": "refresh_token", "refresh_token": "1//refresh-me", "client_id": "c", "client_secret": "s"})
+    assert status == 200 and fcm_status(emulator, body["access_token"]) == 200
+    assert post_form(url, {"grant_type": "refresh_token", "refresh_token": "1//stolen", "client_id": "c"})[1]["error"] == "invalid_grant"
+
+
+def test_metadata_server_requires_the_flavor_header(emulator):
+    url = f"{emulator.base}/computeMetadata/v1/instance/service-accounts/default/token"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(url)
+    assert refused.value.code == 403
+    with urllib.request.urlopen(urllib.request.Request(url, headers={"Metadata-Flavor": "Google"})) as response:
+        assert response.headers["Metadata-Flavor"] == "Google"
+        token = json.load(response)
+    assert token["token_type"] == "Bearer" and token["expires_in"] > 3000
+    assert fcm_status(emulator, token["access_token"]) == 200
+    project = urllib.request.Request(f"{emulator.base}/computeMetadata/v1/project/project-id", headers={"Metadata-Flavor": "Google"})
+    with urllib.request.urlopen(project) as response:
+        assert response.read().decode() == "sdk-test-project"
+
+
+def test_expired_tokens_stop_working(emulator):
+    credentials = service_account.Credentials.from_service_account_file(emulator.account, scopes=[SCOPE])
+    credentials.refresh(google.auth.transport.requests.Request())
+    emulator.admin("POST", "/emulator/v1/tokens:expire", {})
+    assert fcm_status(emulator, credentials.token) == 401
