@@ -24,6 +24,20 @@ struct FaultSettings: Codable, Sendable, Equatable {
         case failingRegistrations = "failing_registrations", htmlErrors = "html_errors", retryAfterSeconds = "retry_after_seconds"
     }
 
+    init() {}
+
+    /// Every field is optional in `PUT /emulator/v1/faults`: what is left out is off.
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        latencyMs = try c.decodeIfPresent(Double.self, forKey: .latencyMs) ?? 0
+        jitterMs = try c.decodeIfPresent(Double.self, forKey: .jitterMs) ?? 0
+        errorRates = try c.decodeIfPresent([ErrorRate].self, forKey: .errorRates) ?? []
+        dropRate = try c.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
+        failingRegistrations = try c.decodeIfPresent([String: Int].self, forKey: .failingRegistrations) ?? [:]
+        htmlErrors = try c.decodeIfPresent(Bool.self, forKey: .htmlErrors) ?? false
+        retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds)
+    }
+
     /// `503=0.05,429=0.02` or `topics.create:503=0.1`, comma-separated.
     static func parseErrorRates(_ text: String) throws -> [ErrorRate] {
         try text.split(separator: ",").map { item in
@@ -62,6 +76,20 @@ struct QuotaSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case subscriptionQPS = "subscription_qps", messagesPerMinute = "messages_per_minute", retryAfterSeconds = "retry_after_seconds"
+    }
+
+    init(subscriptionQPS: Double = 3000, messagesPerMinute: Double = 600_000, retryAfterSeconds: Int? = nil) {
+        self.subscriptionQPS = subscriptionQPS
+        self.messagesPerMinute = messagesPerMinute
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// Fields left out of `PUT /emulator/v1/quotas` take FCM's defaults.
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        subscriptionQPS = try c.decodeIfPresent(Double.self, forKey: .subscriptionQPS) ?? 3000
+        messagesPerMinute = try c.decodeIfPresent(Double.self, forKey: .messagesPerMinute) ?? 600_000
+        retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds)
     }
 }
 

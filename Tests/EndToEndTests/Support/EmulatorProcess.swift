@@ -35,6 +35,11 @@ final class EmulatorProcess: @unchecked Sendable {
 
     deinit {
         transport.shutdown()
+        stop()
+    }
+
+    /// SIGTERM, then wait: the emulator shuts down gracefully (and saves any --state-file).
+    func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
