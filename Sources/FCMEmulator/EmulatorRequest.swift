@@ -24,13 +24,17 @@ struct EmulatorRequest: Sendable {
     }
 
     static func decode(_ text: String) -> String {
-        text.removingPercentEncoding ?? text
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        return text.removingPercentEncoding ?? text
     }
 
     /// gRPC transcoding accepts both spellings of a query parameter; so do the SDKs' callers (wire reference §0.2).
     func query(_ camel: String, _ snake: String) -> String? { query[camel] ?? query[snake] }
 
-    var jsonObject: [String: Any]? { try? JSONSerialization.jsonObject(with: body) as? [String: Any] }
+    var jsonObject: [String: Any]? {
+        if body.isEmpty { return nil }
+        return try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+    }
 }
 
 /// An answer before it becomes a Hummingbird response.
@@ -49,8 +53,7 @@ struct EmulatorResponse: Sendable {
     }
 
     static func json(_ status: Int, _ object: Any) -> EmulatorResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return EmulatorResponse(status: status, body: data)
+        EmulatorResponse(status: status, body: FastJSON.data(object))
     }
 
     /// The device-group and IID APIs' flat error shape: `{"error": "<string>"}`.

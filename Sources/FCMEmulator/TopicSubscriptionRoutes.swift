@@ -49,12 +49,10 @@ struct TopicSubscriptionRoutes {
     }
 
     func resource(project: String, registration: String, topic: String, created: Date) -> [String: Any] {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return [
             "name": "projects/\(project)/registrations/\(registration)/topicSubscriptions/\(topic)",
             camelCaseFields ? "topicName" : "topic_name": topic,
-            camelCaseFields ? "createTime" : "create_time": formatter.string(from: created),
+            camelCaseFields ? "createTime" : "create_time": Timestamp.rfc3339(created),
         ]
     }
 
