@@ -157,6 +157,19 @@ import Testing
         #expect(String(decoding: html.body, as: UTF8.self).contains("<H1>Error 500</H1>"))
     }
 
+    @Test func seededFaultsRepeatAndOtherSeedsDiffer() async throws {
+        func statuses(seed: Int) async throws -> [Int] {
+            let emulator = try EmulatorProcess(arguments: ["--error-rate", "503=0.5", "--seed", String(seed)])
+            var result: [Int] = []
+            for _ in 0..<24 { result.append(try await get(emulator, "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions").status) }
+            return result
+        }
+        let first = try await statuses(seed: 42)
+        #expect(Set(first) == [200, 503])
+        #expect(try await statuses(seed: 42) == first)
+        #expect(try await statuses(seed: 7) != first)
+    }
+
     @Test func latencyDropsAndFailingRegistrations() async throws {
         let emulator = try EmulatorProcess(arguments: ["--latency", "150ms", "--fail-registration", "sick:APA91b=503"])
         let clock = ContinuousClock()
