@@ -31,7 +31,14 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         .target(name: "FCMCore", swiftSettings: codeSettings),
         .target(name: "FCMManifest", dependencies: ["FCMCore", "CYAML"], swiftSettings: codeSettings),
-        .target(name: "FCMClient", dependencies: ["FCMCore", "CCurl"], swiftSettings: codeSettings),
+        .target(
+            name: "FCMClient",
+            dependencies: [
+                "FCMCore", "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: codeSettings),
         .target(name: "FCMState", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         .target(name: "FCMReconcile", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         .target(
@@ -56,6 +63,7 @@ let package = Package(
             swiftSettings: codeSettings),
         .executableTarget(name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
             name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"], exclude: ["Fixtures"],
             swiftSettings: codeSettings),

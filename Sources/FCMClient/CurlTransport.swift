@@ -9,9 +9,13 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
         package var connectTimeout: Duration = .seconds(10)
         package var totalTimeout: Duration = .seconds(60)
         package var maximumResponseBytes = 16 << 20
-        package var maximumConnectionsPerHost = 8
+        /// HTTP/1.1 (the emulator) needs a connection per request in flight; over TLS curl multiplexes
+        /// requests on HTTP/2 connections and opens far fewer.
+        package var maximumConnectionsPerHost = 64
 
-        package init() {}
+        package init(maximumConnectionsPerHost: Int = 64) {
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        }
     }
 
     private let options: Options

@@ -7,6 +7,12 @@ package struct FCMEndpoints: Sendable, Hashable {
     package var iidBase: String
     package var usesEmulator: Bool
 
+    package init(fcmBase: String, iidBase: String, usesEmulator: Bool) {
+        self.fcmBase = fcmBase
+        self.iidBase = iidBase
+        self.usesEmulator = usesEmulator
+    }
+
     package static let production = FCMEndpoints(
         fcmBase: "https://fcm.googleapis.com", iidBase: "https://iid.googleapis.com", usesEmulator: false)
 

@@ -5,20 +5,18 @@ import Foundation
 /// their answers. Request building is shared with `preview`, so `apply --dry-run` prints exactly what
 /// `apply` sends.
 package struct FCMHTTPService: FCMService {
-    package let transport: any HTTPTransport
+    package let sender: RequestSender
     package let endpoints: FCMEndpoints
     package let project: ProjectSettings
-    package let authorization: (@Sendable () async throws -> String?)
 
-    package init(
-        transport: any HTTPTransport, endpoints: FCMEndpoints, project: ProjectSettings,
-        authorization: @escaping @Sendable () async throws -> String? = { nil }
-    ) {
-        self.transport = transport
+    package init(sender: RequestSender, endpoints: FCMEndpoints, project: ProjectSettings) {
+        self.sender = sender
         self.endpoints = endpoints
         self.project = project
-        self.authorization = authorization
     }
+
+    /// The legacy IID API takes up to 1000 registrations per request; the v1 API one.
+    package var topicBatchSize: Int { project.topicAPI == .iid ? IIDTopics.batchLimit : 1 }
 
     static let groupNotFound = "notification_key not found"
     /// The v1 list API's maximum page size; larger values are coerced to it anyway (wire reference §1B).
@@ -103,6 +101,7 @@ package struct FCMHTTPService: FCMService {
     }
 
     package func subscriptions(of registration: Registration) async throws -> RegistrationStatus {
+        if project.topicAPI == .iid { return try await iid.subscriptions(of: registration) }
         var topics = Set<String>()
         var pageToken: String?
         repeat {
@@ -141,8 +140,11 @@ package struct FCMHTTPService: FCMService {
     }
 
     package func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome {
+        if project.topicAPI == .iid {
+            return try await iid.perform(topic: change.topic, action: change.action, [change.registration])[change.registration] ?? .done
+        }
         let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })
-        let response = try await send(request)
+        let response = try await send(request, pacedCost: 1)
         if response.status == 200 { return .done }
         let error = FCMErrorBody(status: response.status, body: response.body)
         // 409 ALREADY_EXISTS on create means the goal holds; the SDKs count it as success too.
@@ -151,7 +153,26 @@ package struct FCMHTTPService: FCMService {
         throw FCMServiceError(status: response.status, code: error.code, message: "\(change.action.rawValue) topic/\(change.topic): \(error.message)")
     }
 
+    package func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws
+        -> [Registration: SubscriptionOutcome]
+    {
+        if project.topicAPI == .iid { return try await iid.perform(topic: topic, action: action, registrations) }
+        var outcomes: [Registration: SubscriptionOutcome] = [:]
+        for registration in registrations {
+            outcomes[registration] = try await perform(SubscriptionChange(topic: topic, registration: registration, action: action))
+        }
+        return outcomes
+    }
+
+    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] {
+        if project.topicAPI == .iid { return [iid.preview(topic: topic, action: action, registrations, redactor: redactor)] }
+        return registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action), redactor: redactor) }
+    }
+
+    var iid: IIDTopics { IIDTopics(service: self) }
+
     package func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] {
+        if project.topicAPI == .iid { return [iid.preview(topic: change.topic, action: change.action, [change.registration], redactor: redactor)] }
         let request = subscriptionRequest(change, pathSegment: { redactor($0) })
         return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
     }
@@ -169,10 +190,8 @@ package struct FCMHTTPService: FCMService {
 
     // MARK: Plumbing
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var request = request
-        if let token = try await authorization() { request.headers.append(("Authorization", "Bearer \(token)")) }
-        return try await transport.send(request)
+    func send(_ request: HTTPRequest, pacedCost: Double? = nil) async throws -> HTTPResponse {
+        try await sender.send(request, pacedCost: pacedCost)
     }
 
     static func json(_ object: [String: Any]) -> Data {

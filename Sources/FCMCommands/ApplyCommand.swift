@@ -54,6 +54,7 @@ struct ApplyCommand: AsyncParsableCommand {
         console.out(
             "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.requestsSucceeded) requests "
                 + "succeeded, \(report.failures.count) failed. State: \(computed.backend.displayName) (serial \(serial)).")
+        pipeline.reportStatistics()
         if !report.succeeded {
             console.err("Some operations failed; what succeeded is recorded, and re-running apply is safe.")
             throw ExitCode(ExitCodes.partialFailure)
@@ -91,9 +92,9 @@ struct ApplyCommand: AsyncParsableCommand {
                 for request in service.preview(step, name: change.name, key: key, redactor: redactor) { console.out("  \(request.line)") }
             }
         }
-        for topic in computed.plan.topics {
-            for change in topic.subscriptionChanges {
-                for request in service.preview(change, redactor: redactor) { console.out("  \(request.line)") }
+        for batch in Applier.batches(computed.plan.topics, size: service.topicBatchSize) {
+            for request in service.previewBatch(topic: batch.topic, action: batch.action, batch.registrations, redactor: redactor) {
+                console.out("  \(request.line)")
             }
         }
     }

@@ -29,12 +29,25 @@ struct RunOptions: ParsableArguments {
     var showTokens = false
 
     @Option(help: "Requests in flight at once.")
-    var parallelism = 64
+    var parallelism = 256
+
+    @Option(help: "Topic subscription changes per second, shared by all requests (FCM's quota is 3,000 per project).")
+    var qps: Double = 2500
+
+    @Option(help: "Send FCM API calls to this base URL, keeping authentication (also FCM_ENDPOINT).")
+    var endpoint: String?
+
+    @Flag(help: "Say where credentials came from and what happened on the wire. Never prints keys or tokens.")
+    var verbose = false
 
     @Flag(help: "Allow a manifest that declares no groups or topics (it would remove everything fcmctl manages).")
     var allowEmpty = false
 
     func validate() throws {
-        guard (1...1000).contains(parallelism) else { throw ValidationError("--parallelism must be between 1 and 1000") }
+        guard (1...2000).contains(parallelism) else { throw ValidationError("--parallelism must be between 1 and 2000") }
+        guard qps >= 0 else { throw ValidationError("--qps must not be negative (0 means unpaced)") }
+        if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
+            throw ValidationError("--endpoint must be an http:// or https:// URL")
+        }
     }
 }

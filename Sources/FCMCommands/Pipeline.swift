@@ -22,6 +22,7 @@ final class Pipeline {
     private var statePath: String?
     private let defaultStatePath: String
     private var desired: DesiredState?
+    let statistics = SendStatistics()
 
     var console: Console { Console.current }
 
@@ -53,10 +54,6 @@ final class Pipeline {
             throw fail("the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
                 + "Pass --allow-empty if that is what you want")
         }
-        if desired.project.topicAPI == .iid && !desired.topics.isEmpty {
-            throw fail("project.topicApi: iid (the legacy Instance ID batch API) is not supported by this fcmctl yet; "
-                + "use topicApi: v1, or validate only")
-        }
         if let path = loaded.manifest.state?.path {
             statePath = statePath ?? Self.resolve(path.value, relativeTo: path.location.file)
         }
@@ -69,17 +66,44 @@ final class Pipeline {
         return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(path)
     }
 
-    /// Only the emulator can be reached in this version: credentials for the real service come with the
-    /// client issue, and until then fcmctl refuses rather than sending unauthenticated requests to Google.
+    /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
+    /// the project shared by every request.
     func connect(project: ProjectSettings) throws -> (FCMHTTPService, CurlTransport) {
-        guard let host = console.environment["FCM_EMULATOR_HOST"], !host.isEmpty else {
-            throw fail("fcmctl cannot authenticate to FCM yet: credentials (service accounts, ADC) are not supported "
-                + "in this version. Set FCM_EMULATOR_HOST=127.0.0.1:PORT to use fcm-emulator")
+        let environment = console.environment
+        let source: CredentialSource
+        do {
+            source = try CredentialResolver.resolve(environment: environment)
+        } catch {
+            throw fail("\(error)")
         }
-        let transport = CurlTransport()
-        // "owner" is the emulator's always-valid token, as with the Firebase emulators.
-        let service = FCMHTTPService(transport: transport, endpoints: .emulator(hostAndPort: host), project: project) { "owner" }
-        return (service, transport)
+        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism))
+        let credentials: any AccessTokenProvider
+        do {
+            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+        } catch {
+            transport.shutdown()
+            throw fail("\(error)")
+        }
+        var endpoints = FCMEndpoints.production
+        if case .emulator(let host) = source { endpoints = .emulator(hostAndPort: host) }
+        if let base = options.endpoint ?? environment["FCM_ENDPOINT"], !base.isEmpty {
+            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+            endpoints = FCMEndpoints(fcmBase: trimmed, iidBase: trimmed, usesEmulator: false)
+        }
+        var project = project
+        if project.id.isEmpty {
+            project.id = environment["GOOGLE_CLOUD_PROJECT"] ?? environment["GCLOUD_PROJECT"] ?? Self.keyFileProject(source) ?? ""
+        }
+        if project.id.isEmpty && !(desired?.topics.isEmpty ?? true) {
+            transport.shutdown()
+            throw fail("no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
+        }
+        if options.verbose {
+            console.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")
+        }
+        let limiter = RateLimiter(perSecond: options.qps, clock: SystemPacingClock())
+        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, statistics: statistics)
+        return (FCMHTTPService(sender: sender, endpoints: endpoints, project: project), transport)
     }
 
     /// Loads the manifests and connects: the common start of every command that talks to FCM.
@@ -87,6 +111,18 @@ final class Pipeline {
         let desired = try loadDesired()
         self.desired = desired
         return try connect(project: desired.project)
+    }
+
+    static func keyFileProject(_ source: CredentialSource) -> String? {
+        guard case .serviceAccount(let path) = source else { return nil }
+        return (try? ServiceAccountKey(path: path))?.projectID
+    }
+
+    /// `--verbose`: what happened on the wire, counted.
+    func reportStatistics() {
+        guard options.verbose else { return }
+        let counts = statistics.snapshot.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        console.err("Requests: \(counts)")
     }
 
     func readLedger() throws -> (LocalStateBackend, Ledger?) {

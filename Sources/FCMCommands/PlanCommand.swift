@@ -21,6 +21,7 @@ struct PlanCommand: AsyncParsableCommand {
         for line in PlanTextRenderer(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames).render(computed.plan) {
             Console.current.out(line)
         }
+        pipeline.reportStatistics()
         if detailedExitcode && computed.plan.hasChanges { throw ExitCode(ExitCodes.changesPresent) }
     }
 }

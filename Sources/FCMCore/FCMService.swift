@@ -8,6 +8,11 @@ package protocol FCMService: Sendable {
     func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String?
     func subscriptions(of registration: Registration) async throws -> RegistrationStatus
     func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome
+    /// How many registrations one request may change for one topic (1 on the v1 API, 1000 on IID).
+    var topicBatchSize: Int { get }
+    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws
+        -> [Registration: SubscriptionOutcome]
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview]
     /// The exact requests `perform` would send, for `apply --dry-run`; registrations redacted by `redactor`.
     func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview]
     func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview]
@@ -17,6 +22,8 @@ package enum SubscriptionOutcome: Hashable, Sendable {
     case done
     /// The registration is gone (NOT_FOUND / UNREGISTERED / INVALID_ARGUMENT for this sender): drift, not retried.
     case registrationGone(reason: String)
+    /// A per-registration failure inside a batch (TOO_MANY_TOPICS, INTERNAL, …).
+    case failed(code: String)
 }
 
 package struct RequestPreview: Hashable, Sendable {

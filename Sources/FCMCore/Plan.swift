@@ -38,6 +38,12 @@ package struct SubscriptionChange: Hashable, Sendable {
     package var topic: String
     package var registration: Registration
     package var action: Action
+
+    package init(topic: String, registration: Registration, action: Action) {
+        self.topic = topic
+        self.registration = registration
+        self.action = action
+    }
 }
 
 package struct TopicChange: Hashable, Sendable {

@@ -74,10 +74,9 @@ struct IIDRoutes {
         case .malformed: return .flatError(400, "InvalidToken")
         case .notFound: return .flatError(404, "No information found about this instance id.")
         case .valid:
-            // A well-formed registration never seen is unknown to IID even in permissive mode: it has no app.
-            guard let record = await store.record(of: token) else {
-                return .flatError(404, "No information found about this instance id.")
-            }
+            // In permissive mode a well-formed registration exists even before first use: report defaults
+            // without recording it, so reads leave the state unchanged.
+            let record = await store.record(of: token) ?? EmulatorStore.RegistrationRecord(kind: EmulatorStore.kind(of: token))
             var body: [String: Any] = [
                 "application": record.app, "authorizedEntity": senderID, "platform": record.platform,
                 "applicationVersion": "1", "scope": "*",

@@ -31,21 +31,26 @@ package struct Applier: Sendable {
         for change in plan.groups {
             await applyGroup(change, observed: observed.groups[change.name], journal: journal, report: &report)
         }
-        let changes = plan.topics.flatMap(\.subscriptionChanges)
-        let outcomes = (try? await BoundedConcurrency.map(changes, limit: parallelism) { change in
-            await self.applySubscription(change, journal: journal)
+        let batches = Self.batches(plan.topics, size: service.topicBatchSize)
+        let outcomes = (try? await BoundedConcurrency.map(batches, limit: parallelism) { batch in
+            await self.applyBatch(batch, journal: journal)
         }) ?? []
-        for (change, outcome) in zip(changes, outcomes) {
-            let address = "topic/\(change.topic)"
-            switch outcome {
-            case .success(.done):
-                report.requestsSucceeded += 1
-                report.completed[address, default: 0] += 1
-            case .success(.registrationGone(let reason)):
-                report.requestsSucceeded += 1
-                report.gone.append(ApplyFailure(address: address, message: "\(Redactor(showTokens: false)(change.registration)) is no longer registered (\(reason)): remove it from the manifest"))
-            case .failure(let error):
-                report.failures.append(ApplyFailure(address: address, message: "\(change.action.rawValue) \(Redactor(showTokens: false)(change.registration)): \(error)"))
+        for (batch, results) in zip(batches, outcomes) {
+            let address = "topic/\(batch.topic)"
+            for (registration, outcome) in zip(batch.registrations, results) {
+                let who = Redactor(showTokens: false)(registration)
+                switch outcome {
+                case .success(.done):
+                    report.requestsSucceeded += 1
+                    report.completed[address, default: 0] += 1
+                case .success(.registrationGone(let reason)):
+                    report.requestsSucceeded += 1
+                    report.gone.append(ApplyFailure(address: address, message: "\(who) is no longer registered (\(reason)): remove it from the manifest"))
+                case .success(.failed(let code)):
+                    report.failures.append(ApplyFailure(address: address, message: "\(batch.action.rawValue) \(who): \(code)"))
+                case .failure(let error):
+                    report.failures.append(ApplyFailure(address: address, message: "\(batch.action.rawValue) \(who): \(error)"))
+                }
             }
         }
         do {
@@ -78,18 +83,52 @@ package struct Applier: Sendable {
         }
     }
 
-    func applySubscription(_ change: SubscriptionChange, journal: LedgerJournal) async -> Result<SubscriptionOutcome, any Error> {
-        do {
-            let outcome = try await service.perform(change)
-            switch (change.action, outcome) {
-            case (.subscribe, .done):
-                try await journal.record { $0.recordSubscription(change.registration, topic: change.topic) }
-            case (.unsubscribe, _), (.subscribe, .registrationGone):
-                try await journal.record { $0.forgetSubscription(change.registration, topic: change.topic) }
+    /// Registrations of one topic and one action, sent in one request where the API allows.
+    package struct SubscriptionBatch: Sendable, Hashable {
+        package var topic: String
+        package var action: SubscriptionChange.Action
+        package var registrations: [Registration]
+    }
+
+    package static func batches(_ topics: [TopicChange], size: Int) -> [SubscriptionBatch] {
+        var batches: [SubscriptionBatch] = []
+        for topic in topics {
+            for (action, members) in [(SubscriptionChange.Action.subscribe, topic.added), (.unsubscribe, topic.removed)] {
+                var start = 0
+                while start < members.count {
+                    let end = min(start + max(1, size), members.count)
+                    batches.append(SubscriptionBatch(topic: topic.name, action: action, registrations: Array(members[start..<end])))
+                    start = end
+                }
             }
-            return .success(outcome)
-        } catch {
-            return .failure(error)
         }
+        return batches
+    }
+
+    func applyBatch(_ batch: SubscriptionBatch, journal: LedgerJournal) async -> [Result<SubscriptionOutcome, any Error>] {
+        let outcomes: [Registration: SubscriptionOutcome]
+        do {
+            outcomes = try await service.performBatch(topic: batch.topic, action: batch.action, batch.registrations)
+        } catch {
+            return batch.registrations.map { _ in .failure(error) }
+        }
+        var results: [Result<SubscriptionOutcome, any Error>] = []
+        for registration in batch.registrations {
+            let outcome = outcomes[registration] ?? .failed(code: "NO_RESULT")
+            do {
+                switch (batch.action, outcome) {
+                case (.subscribe, .done):
+                    try await journal.record { $0.recordSubscription(registration, topic: batch.topic) }
+                case (.unsubscribe, .done), (_, .registrationGone):
+                    try await journal.record { $0.forgetSubscription(registration, topic: batch.topic) }
+                case (_, .failed):
+                    break
+                }
+                results.append(.success(outcome))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
     }
 }

@@ -52,7 +52,8 @@ import Testing
     @Test func withoutEmulatorHostCredentialsAreRefusedClearly() throws {
         let result = try CLI.runBinary(["plan", "-f", Self.quickstart, "--state", "/nonexistent/state.json"])
         #expect(result.code == 1)
-        #expect(result.stderr.contains("Set FCM_EMULATOR_HOST=127.0.0.1:PORT"))
+        #expect(result.stderr.contains("error: no credentials found. Tried, in order: FCM_EMULATOR_HOST, FCM_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS"))
+        #expect(result.stderr.contains("FCM_EMULATOR_HOST=127.0.0.1:PORT for fcm-emulator"))
     }
 
     @Test func emptyManifestIsRefusedUnlessAllowed() async throws {

@@ -75,12 +75,19 @@ import Testing
         #expect(await CLI.run(["plan", "--detailed-exitcode"] + common, emulator: emulator).code == 0)
     }
 
-    @Test func legacyIIDProjectsAreRefusedClearlyUntilSupported() async throws {
+    @Test func legacyIIDProjectsSubscribeInBatchesAndRefreshThroughIIDInfo() async throws {
         let emulator = try EmulatorProcess()
-        let result = await CLI.run(["plan", "-f", Self.example("legacy-iid"), "--state", "/tmp/unused-\(UUID().uuidString)"], emulator: emulator)
-        #expect(result.code == 1)
-        #expect(result.stderr.contains("topicApi: iid (the legacy Instance ID batch API) is not supported by this fcmctl yet"))
-        #expect(try await emulator.requestLog().isEmpty)
+        let workspace = try Workspace()
+        let common = ["-f", Self.example("legacy-iid"), "--state", workspace.statePath]
+        let dry = await CLI.run(["apply", "--dry-run"] + common, emulator: emulator)
+        #expect(dry.stdout.contains("POST http://\(emulator.host)/iid/v1:batchAdd {\"registration_tokens\":[\"eD1tor…GhJk\",\"r3ader…NmQw\"],\"to\":\"/topics/breaking-news\"}"), "\(dry.stdout)")
+        #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
+        #expect(try await emulator.topics(of: "r3ader0001x:APA91bA9s8D7f6G5h4J3k2L1z0XcVbNmQw") == ["breaking-news"])
+        let endpoints = try await emulator.requestLog().compactMap { $0["endpoint"] as? String }
+        #expect(endpoints.filter { $0 == "iid.batchAdd" }.count == 1, "both registrations in one batch")
+        #expect(endpoints.contains("iid.info"))
+        #expect(!endpoints.contains { $0.hasPrefix("topics.") }, "no v1 topic request for an iid project")
+        #expect(await CLI.run(["plan", "--detailed-exitcode"] + common, emulator: emulator).code == 0)
     }
 }
 

@@ -1,0 +1,129 @@
+import Foundation
+
+/// A token that never changes: the emulator's "owner" or FCM_ACCESS_TOKEN.
+package struct StaticTokenProvider: AccessTokenProvider {
+    let value: String
+
+    package init(_ value: String) { self.value = value }
+
+    package func token() async throws -> String { value }
+    package func invalidate(_ token: String) async {}
+}
+
+/// How to obtain a fresh token: one network exchange, returning the token and its lifetime in seconds.
+package typealias TokenFetch = @Sendable () async throws -> (token: String, expiresIn: Double)
+
+/// Caches a token and refreshes it before it expires. Concurrent callers during a refresh all wait for
+/// the same one: at fleet scale hundreds of requests are in flight when a token runs out.
+package actor CachedTokenProvider: AccessTokenProvider {
+    private let fetch: TokenFetch
+    private let clock: any PacingClock
+    private var current: (token: String, refreshAt: Double)?
+    private var inFlight: Task<(token: String, expiresIn: Double), any Error>?
+    package private(set) var fetches = 0
+
+    /// Refreshed this long before expiry, so no request is sent with a token about to lapse.
+    static let margin = 300.0
+
+    package init(clock: any PacingClock = SystemPacingClock(), fetch: @escaping TokenFetch) {
+        self.fetch = fetch
+        self.clock = clock
+    }
+
+    package func token() async throws -> String {
+        if let current, clock.now() < current.refreshAt { return current.token }
+        if let inFlight { return try await inFlight.value.token }
+        let task = Task { try await fetch() }
+        inFlight = task
+        fetches += 1
+        defer { inFlight = nil }
+        let fresh = try await task.value
+        current = (fresh.token, clock.now() + max(0, fresh.expiresIn - min(Self.margin, fresh.expiresIn / 2)))
+        return fresh.token
+    }
+
+    package func invalidate(_ token: String) {
+        if current?.token == token { current = nil }
+    }
+}
+
+/// Turns a credential source into a token provider, talking to token endpoints over `transport`.
+package enum TokenProviderFactory {
+    package static func make(
+        _ source: CredentialSource, environment: [String: String], transport: any HTTPTransport,
+        clock: any PacingClock = SystemPacingClock()
+    ) throws -> any AccessTokenProvider {
+        switch source {
+        case .emulator:
+            return StaticTokenProvider("owner")
+        case .accessToken:
+            return StaticTokenProvider(environment["FCM_ACCESS_TOKEN"] ?? "")
+        case .serviceAccount(let path):
+            let key = try ServiceAccountKey(path: path)
+            return CachedTokenProvider(clock: clock) {
+                let assertion = try key.assertion(now: clock.wallTime())
+                return try await OAuthExchange.post(
+                    key.tokenURI, form: [("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)],
+                    transport: transport, what: "the service-account key \(path)")
+            }
+        case .authorizedUser(let path):
+            let user = try AuthorizedUser(path: path)
+            return CachedTokenProvider(clock: clock) {
+                try await OAuthExchange.post(user.tokenURI, form: user.form, transport: transport, what: "the authorized_user credentials \(path)")
+            }
+        case .metadataServer(let host):
+            return CachedTokenProvider(clock: clock) {
+                try await OAuthExchange.metadata(host: host, transport: transport)
+            }
+        }
+    }
+}
+
+enum OAuthExchange {
+    static func formEncode(_ fields: [(String, String)]) -> Data {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let text = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+        return Data(text.utf8)
+    }
+
+    /// A token endpoint exchange. Errors say which credentials were refused and why, in Google's words,
+    /// without echoing anything secret from the request.
+    static func post(_ url: String, form: [(String, String)], transport: any HTTPTransport, what: String) async throws
+        -> (token: String, expiresIn: Double)
+    {
+        let request = HTTPRequest(
+            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: formEncode(form))
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            throw CredentialError("cannot reach the token endpoint \(url) for \(what): \(error)")
+        }
+        let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
+        guard response.status == 200, let token = object["access_token"] as? String else {
+            let error = object["error"] as? String ?? "HTTP \(response.status)"
+            let detail = (object["error_description"] as? String).map { " (\($0))" } ?? ""
+            var advice = ""
+            if error == "invalid_grant" { advice = ": the key or refresh token was refused; check it is current and not revoked, and that the clock is right" }
+            if error == "invalid_scope" { advice = ": the credentials may not request the firebase.messaging scope" }
+            throw CredentialError("\(url) refused \(what): \(error)\(detail)\(advice)")
+        }
+        return (token, (object["expires_in"] as? NSNumber)?.doubleValue ?? 3600)
+    }
+
+    static func metadata(host: String, transport: any HTTPTransport) async throws -> (token: String, expiresIn: Double) {
+        let url = "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token"
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: [("Metadata-Flavor", "Google")]))
+        } catch {
+            throw CredentialError("cannot reach the metadata server at \(host): \(error)")
+        }
+        let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
+        guard response.status == 200, let token = object["access_token"] as? String else {
+            throw CredentialError("the metadata server at \(host) gave no token (HTTP \(response.status))")
+        }
+        return (token, (object["expires_in"] as? NSNumber)?.doubleValue ?? 3600)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Supplies the bearer token for FCM requests. `invalidate` is called after a 401 so the next call
+/// fetches a fresh one.
+package protocol AccessTokenProvider: Sendable {
+    func token() async throws -> String
+    func invalidate(_ token: String) async
+}
+
+/// Counts of what happened on the wire, for benchmarks and `--verbose` summaries.
+package final class SendStatistics: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+
+    package init() {}
+
+    func add(_ key: String) { lock.withLock { counts[key, default: 0] += 1 } }
+
+    package var snapshot: [String: Int] { lock.withLock { counts } }
+}
+
+/// Sends one logical FCM request: adds the credentials, waits for the project's rate limiter when the
+/// request changes subscriptions, retries what the policy allows, and refreshes the token once on 401.
+package struct RequestSender: Sendable {
+    package let transport: any HTTPTransport
+    package let credentials: (any AccessTokenProvider)?
+    package let limiter: RateLimiter?
+    package let policy: RetryPolicy
+    package let clock: any PacingClock
+    package let jitter: any JitterSource
+    package let statistics: SendStatistics
+
+    package init(
+        transport: any HTTPTransport, credentials: (any AccessTokenProvider)?, limiter: RateLimiter? = nil,
+        policy: RetryPolicy = RetryPolicy(), clock: any PacingClock = SystemPacingClock(), jitter: any JitterSource = SystemJitter(),
+        statistics: SendStatistics = SendStatistics()
+    ) {
+        self.transport = transport
+        self.credentials = credentials
+        self.limiter = limiter
+        self.policy = policy
+        self.clock = clock
+        self.jitter = jitter
+        self.statistics = statistics
+    }
+
+    /// `pacedCost`: how many subscription changes the request makes (nil for requests the quota ignores).
+    package func send(_ request: HTTPRequest, pacedCost: Double? = nil) async throws -> HTTPResponse {
+        let start = clock.now()
+        var attempt = 0
+        var refreshedAfter401 = false
+        while true {
+            attempt += 1
+            if let pacedCost, let limiter { try await limiter.acquire(pacedCost) }
+            var authorized = request
+            var token: String?
+            if let credentials {
+                let value = try await credentials.token()
+                token = value
+                authorized.headers.append(("Authorization", "Bearer \(value)"))
+            }
+            statistics.add("requests")
+            let response: HTTPResponse
+            do {
+                response = try await transport.send(authorized)
+            } catch let error as TransportError {
+                statistics.add("transport_errors")
+                switch policy.decide(status: nil, retryAfter: nil, attempt: attempt, elapsed: clock.now() - start, jitter: jitter, now: clock.wallTime()) {
+                case .retry(let delay):
+                    statistics.add("retries")
+                    try await clock.sleep(seconds: delay)
+                    continue
+                case .giveUp:
+                    throw error
+                }
+            }
+            statistics.add("status_\(response.status)")
+            if response.status == 401, let token, let credentials, !refreshedAfter401 {
+                // An expired or revoked token: fetch a new one once, then let the answer stand.
+                refreshedAfter401 = true
+                await credentials.invalidate(token)
+                attempt -= 1
+                continue
+            }
+            if response.status == 429, pacedCost != nil { await limiter?.penalize() }
+            guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
+            switch policy.decide(
+                status: response.status, retryAfter: response.headers["retry-after"], attempt: attempt, elapsed: clock.now() - start,
+                jitter: jitter, now: clock.wallTime())
+            {
+            case .retry(let delay):
+                statistics.add("retries")
+                try await clock.sleep(seconds: delay)
+            case .giveUp:
+                return response
+            }
+        }
+    }
+}
