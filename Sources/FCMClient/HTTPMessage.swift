@@ -32,6 +32,11 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
     package var url: String
     package var message: String
 
+    package init(url: String, message: String) {
+        self.url = url
+        self.message = message
+    }
+
     package var description: String { "could not reach \(url): \(message)" }
 }
 

@@ -10,6 +10,8 @@ package actor RateLimiter {
     private var lastPenalty: Double = -.infinity
     private let clock: any PacingClock
     private let burst: Double
+    static let tolerance = 1e-6
+    static let minimumWait = 1e-4
 
     /// `perSecond` 0 or less means unlimited.
     package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1) {
@@ -26,11 +28,13 @@ package actor RateLimiter {
         guard configuredRate > 0 else { return }
         while true {
             refill()
-            if tokens >= cost || (tokens >= burst && cost > burst) {
+            // The tolerance matters: refills are floating point, and a wait for the last 1e-13 of a token
+            // would be too small to move the clock, spinning forever.
+            if tokens + Self.tolerance >= cost || (tokens + Self.tolerance >= burst && cost > burst) {
                 tokens -= cost
                 return
             }
-            let wait = (min(cost, burst) - tokens) / rate
+            let wait = max((min(cost, burst) - tokens) / rate, Self.minimumWait)
             try await clock.sleep(seconds: wait)
         }
     }

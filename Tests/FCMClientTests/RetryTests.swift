@@ -1,0 +1,141 @@
+import FCMClient
+import Foundation
+import Testing
+
+/// A transport that answers from a script, recording what it was sent.
+final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
+    enum Step {
+        case respond(Int, [String: String])
+        case fail
+    }
+
+    private let lock = NSLock()
+    private var steps: [Step]
+    private(set) var sent: [HTTPRequest] = []
+
+    init(_ steps: [Step]) { self.steps = steps }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let step: Step = lock.withLock {
+            sent.append(request)
+            return steps.isEmpty ? .respond(200, [:]) : steps.removeFirst()
+        }
+        switch step {
+        case .respond(let status, let headers): return HTTPResponse(status: status, headers: headers)
+        case .fail: throw TransportError(url: request.url, message: "connection reset")
+        }
+    }
+
+    var authorizations: [String?] { lock.withLock { sent.map { $0.headers.first { $0.0 == "Authorization" }?.1 } } }
+}
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy()
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test(arguments: [400, 401, 403, 404, 409])
+    func clientErrorsAreNeverRetried(status: Int) {
+        #expect(policy.decide(status: status, retryAfter: nil, attempt: 1, elapsed: 0, jitter: FixedJitter([0.5]), now: now) == .giveUp)
+    }
+
+    @Test func fullJitterGrowsExponentiallyAndIsBounded() {
+        // A draw of 1.0 (nearly) shows the ceiling: 0.5, 1, 2, 4, 8 … capped at maxDelay.
+        let ceilings = (1...8).map { attempt -> Double in
+            var policy = RetryPolicy()
+            policy.maxAttempts = 20
+            guard case .retry(let delay) = policy.decide(status: 503, retryAfter: nil, attempt: attempt, elapsed: 0, jitter: FixedJitter([0.999999]), now: now) else { return -1 }
+            return (delay * 1000).rounded() / 1000
+        }
+        #expect(ceilings == [0.5, 1, 2, 4, 8, 16, 30, 30])
+        #expect(policy.decide(status: 500, retryAfter: nil, attempt: 3, elapsed: 0, jitter: FixedJitter([0.25]), now: now) == .retry(after: 0.5))
+        #expect(policy.decide(status: nil, retryAfter: nil, attempt: 1, elapsed: 0, jitter: FixedJitter([0]), now: now) == .retry(after: 0))
+    }
+
+    @Test func retryAfterSecondsAndHTTPDateAreHonouredUpToACap() {
+        #expect(policy.decide(status: 429, retryAfter: "7", attempt: 1, elapsed: 0, jitter: FixedJitter([0.1]), now: now) == .retry(after: 7))
+        let date = "Fri, 15 Jan 2027 08:00:10 GMT"
+        let base = RetryPolicy.parseRetryAfter("Fri, 15 Jan 2027 08:00:00 GMT", now: now)!
+        let later = RetryPolicy.parseRetryAfter(date, now: now)!
+        #expect(later - base == 10)
+        let tenSecondsAway = Date(timeIntervalSince1970: now.timeIntervalSince1970)
+        #expect(RetryPolicy.parseRetryAfter(HTTPDate.format(tenSecondsAway.addingTimeInterval(10)), now: tenSecondsAway) == 10)
+        #expect(policy.decide(status: 503, retryAfter: "600", attempt: 1, elapsed: 0, jitter: FixedJitter([0.1]), now: now) == .giveUp)
+    }
+
+    @Test func attemptsAndTotalTimeAreBounded() {
+        #expect(policy.decide(status: 503, retryAfter: nil, attempt: policy.maxAttempts, elapsed: 0, jitter: FixedJitter([0.1]), now: now) == .giveUp)
+        #expect(policy.decide(status: 503, retryAfter: "10", attempt: 1, elapsed: policy.maxTotal - 5, jitter: FixedJitter([0.1]), now: now) == .giveUp)
+    }
+}
+
+enum HTTPDate {
+    static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
+
+@Suite struct RequestSenderTests {
+    func sender(_ transport: ScriptedTransport, clock: ManualPacingClock, credentials: (any AccessTokenProvider)? = nil, limiter: RateLimiter? = nil) -> RequestSender {
+        RequestSender(transport: transport, credentials: credentials, limiter: limiter, clock: clock, jitter: FixedJitter([0.5]))
+    }
+
+    @Test func transientFailuresAreRetriedWithBackoff() async throws {
+        let clock = ManualPacingClock()
+        let transport = ScriptedTransport([.respond(503, [:]), .fail, .respond(429, ["retry-after": "3"]), .respond(200, [:])])
+        let response = try await sender(transport, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y"))
+        #expect(response.status == 200)
+        #expect(transport.sent.count == 4)
+        #expect(clock.sleeps == [0.25, 0.5, 3])
+    }
+
+    @Test func otherClientErrorsReturnAtOnce() async throws {
+        let clock = ManualPacingClock()
+        let transport = ScriptedTransport([.respond(400, [:])])
+        #expect(try await sender(transport, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 400)
+        #expect(transport.sent.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test func persistentFailureGivesUpAfterTheLastAttempt() async throws {
+        let clock = ManualPacingClock()
+        let transport = ScriptedTransport(Array(repeating: .fail, count: 10))
+        await #expect(throws: TransportError.self) {
+            _ = try await sender(transport, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y"))
+        }
+        #expect(transport.sent.count == RetryPolicy().maxAttempts)
+    }
+
+    @Test func a401RefreshesTheTokenOnceAndRetries() async throws {
+        let clock = ManualPacingClock()
+        let counter = Counter()
+        let provider = CachedTokenProvider(clock: clock) { ("token-\(counter.next())", 3600) }
+        let transport = ScriptedTransport([.respond(401, [:]), .respond(200, [:])])
+        #expect(try await sender(transport, clock: clock, credentials: provider).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 200)
+        #expect(transport.authorizations == ["Bearer token-1", "Bearer token-2"])
+
+        let stubborn = ScriptedTransport([.respond(401, [:]), .respond(401, [:]), .respond(200, [:])])
+        #expect(try await sender(stubborn, clock: clock, credentials: provider).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 401)
+        #expect(stubborn.sent.count == 2, "one refresh, then the answer stands")
+    }
+
+    @Test func a429SlowsThePacer() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 100, clock: clock)
+        let transport = ScriptedTransport([.respond(429, [:]), .respond(200, [:])])
+        _ = try await sender(transport, clock: clock, limiter: limiter).send(HTTPRequest(method: "POST", url: "http://x/y"), pacedCost: 1)
+        let rate = await limiter.rate
+        #expect(rate < 100)
+        #expect(rate >= 10)
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value += 1; return value } }
+    var count: Int { lock.withLock { value } }
+}
