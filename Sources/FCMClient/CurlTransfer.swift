@@ -75,15 +75,19 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
-    fileprivate func appendHeader(_ line: String) {
-        if line.hasPrefix("HTTP/") {
+    /// Parses one header line on bytes: this runs for every header of every response.
+    fileprivate func appendHeader(_ bytes: UnsafeRawBufferPointer) {
+        if bytes.starts(with: "HTTP/".utf8) {
             responseHeaders.removeAll()  // a new response (after 100-continue or a redirect)
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        responseHeaders[name] = value
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var start = colon + 1, end = bytes.count
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        let name = String(decoding: bytes[..<colon].map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
+        responseHeaders[name] = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 
     func complete(code: CURLcode) {
@@ -117,6 +121,6 @@ private let curlWriteHeader: fcm_curl_data_callback = { pointer, size, count, us
     guard let userdata, let pointer else { return size * count }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
     let length = size * count
-    transfer.appendHeader(String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self))
+    transfer.appendHeader(UnsafeRawBufferPointer(start: pointer, count: length))
     return length
 }

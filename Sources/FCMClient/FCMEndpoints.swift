@@ -30,18 +30,19 @@ enum URLComponentEncoder {
     /// Percent-encodes everything but RFC 3986 unreserved characters: registrations carry ':' and topic
     /// names may carry '%', both of which must reach the server as data, not syntax.
     static func encode(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 8)
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
                 UInt8(ascii: "~"):
-                out.unicodeScalars.append(UnicodeScalar(byte))
+                out.append(byte)
             default:
-                out += String(format: "%%%02X", byte)
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }

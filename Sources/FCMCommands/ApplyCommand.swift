@@ -40,8 +40,14 @@ struct ApplyCommand: AsyncParsableCommand {
             return
         }
         try confirm()
+        let started = ContinuousClock.now
         let report = await Applier(service: service, parallelism: run.parallelism)
             .apply(computed.plan, observed: computed.observed, journal: journal)
+        if run.verbose {
+            let seconds = Pipeline.seconds(since: started)
+            let changes = computed.plan.summary.subscriptionsToAdd + computed.plan.summary.subscriptionsToRemove
+            console.err(String(format: "Applied %d subscription changes in %.2f s (%.0f changes/s).", changes, seconds, Double(changes) / max(seconds, 0.001)))
+        }
         let desired = computed.desired
         try? await journal.record({ $0.recordProtection(from: desired) }, flushNow: true)
         console.out("")

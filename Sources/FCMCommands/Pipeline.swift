@@ -113,6 +113,11 @@ final class Pipeline {
         return try connect(project: desired.project)
     }
 
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
     static func keyFileProject(_ source: CredentialSource) -> String? {
         guard case .serviceAccount(let path) = source else { return nil }
         return (try? ServiceAccountKey(path: path))?.projectID
@@ -151,10 +156,17 @@ final class Pipeline {
         let groups = Set(desired.groups.keys).union(ledger.groups.keys).count
         console.err("Refreshing \(groups) group\(groups == 1 ? "" : "s") and the subscriptions of known registrations…")
         let observed: ObservedState
+        let started = ContinuousClock.now
         do {
             observed = try await refresher.refresh(desired: desired, ledger: ledger)
         } catch {
             throw fail("refreshing the live state failed: \(error). Nothing was changed")
+        }
+        if options.verbose {
+            let seconds = Self.seconds(since: started)
+            let count = observed.registrations.count
+            console.err(String(format: "Refreshed %d registrations and %d groups in %.2f s (%.0f registrations/s).",
+                count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
         let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
         return Computed(desired: desired, ledger: ledger, savedLedger: saved, backend: backend, observed: observed, plan: plan)

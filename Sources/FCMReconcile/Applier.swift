@@ -38,7 +38,7 @@ package struct Applier: Sendable {
         for (batch, results) in zip(batches, outcomes) {
             let address = "topic/\(batch.topic)"
             for (registration, outcome) in zip(batch.registrations, results) {
-                let who = Redactor(showTokens: false)(registration)
+                var who: String { Redactor(showTokens: false)(registration) }
                 switch outcome {
                 case .success(.done):
                     report.requestsSucceeded += 1
@@ -71,8 +71,7 @@ package struct Applier: Sendable {
                 case .create(let added), .add(let added): members.formUnion(added)
                 case .remove(let removed): members.subtract(removed)
                 }
-                let snapshot = members
-                try await journal.record({ $0.recordGroup(change.name, members: snapshot) }, flushNow: true)
+                try await journal.record(.group(name: change.name, members: members.sorted().map(LedgerRegistration.init)))
                 report.requestsSucceeded += 1
                 report.completed[change.address, default: 0] += 1
             } catch {
@@ -118,9 +117,9 @@ package struct Applier: Sendable {
             do {
                 switch (batch.action, outcome) {
                 case (.subscribe, .done):
-                    try await journal.record { $0.recordSubscription(registration, topic: batch.topic) }
+                    try await journal.record(.subscribed(topic: batch.topic, registration: LedgerRegistration(registration)))
                 case (.unsubscribe, .done), (_, .registrationGone):
-                    try await journal.record { $0.forgetSubscription(registration, topic: batch.topic) }
+                    try await journal.record(.unsubscribed(topic: batch.topic, registration: LedgerRegistration(registration)))
                 case (_, .failed):
                     break
                 }

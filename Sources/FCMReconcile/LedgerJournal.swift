@@ -10,7 +10,7 @@ package actor LedgerJournal {
     private var lastSaved: Ledger?
 
     /// `saved` is what the backend holds now (nil if nothing): writes happen only when the ledger differs.
-    package init(ledger: Ledger, backend: any StateBackend, saved: Ledger?, flushEvery: Int = 100) {
+    package init(ledger: Ledger, backend: any StateBackend, saved: Ledger?, flushEvery: Int = 1_000_000) {
         self.ledger = ledger
         self.backend = backend
         self.flushEvery = max(1, flushEvery)
@@ -21,6 +21,12 @@ package actor LedgerJournal {
         change(&ledger)
         unsaved += 1
         if flushNow || unsaved >= flushEvery { try flush() }
+    }
+
+    /// Records a completed operation: applied to the ledger and appended to the backend's journal at once.
+    package func record(_ event: LedgerEvent) throws {
+        event.apply(to: &ledger)
+        try backend.append([event])
     }
 
     /// Writes only when the content changed, so a no-op apply leaves the file (and its serial) alone.

@@ -8,10 +8,17 @@ package struct StateError: Error, CustomStringConvertible, Sendable {
 /// The ledger as a JSON file. Writes go to a temporary file in the same directory (mode 0600: the
 /// state names registrations), are flushed to disk, then renamed over the old file, so a crash leaves
 /// either the old or the new state, never half of one.
-package struct LocalStateBackend: StateBackend {
+package final class LocalStateBackend: StateBackend, @unchecked Sendable {
     package let path: String
+    private let lock = NSLock()
+    private var journal: FileHandle?
 
     package init(path: String) { self.path = path }
+
+    deinit { try? journal?.close() }
+
+    /// Completed operations since the last full write, one JSON object per line, next to the state.
+    package var journalPath: String { path + ".journal" }
 
     package var displayName: String { path }
 
@@ -32,7 +39,40 @@ package struct LocalStateBackend: StateBackend {
         if ledger.version > Ledger.currentVersion {
             throw StateError(description: "\(path): state format version \(ledger.version) is newer than this fcmctl understands (\(Ledger.currentVersion)); upgrade fcmctl")
         }
-        return ledger
+        return try replayJournal(onto: ledger)
+    }
+
+    /// Applies what an interrupted run recorded after the last full write. A torn last line (the process
+    /// died mid-write) is ignored: its operation will be found again by the next refresh.
+    func replayJournal(onto ledger: Ledger) throws -> Ledger {
+        guard let data = FileManager.default.contents(atPath: journalPath), !data.isEmpty else { return ledger }
+        var replayed = ledger
+        let decoder = JSONDecoder()
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let event = try? decoder.decode(LedgerEvent.self, from: Data(line)) else { continue }
+            event.apply(to: &replayed)
+        }
+        return replayed
+    }
+
+    package func append(_ events: [LedgerEvent]) throws {
+        guard !events.isEmpty else { return }
+        var bytes = Data()
+        for event in events {
+            bytes.append(contentsOf: event.journalLine.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        try lock.withLock {
+            if journal == nil {
+                let directory = (path as NSString).deletingLastPathComponent
+                if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+                let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+                guard fd >= 0 else { throw StateError(description: "\(journalPath): cannot open the state journal: \(String(cString: strerror(errno)))") }
+                journal = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            }
+            // One write per batch of events, straight to the kernel: it survives the process being killed.
+            try journal!.write(contentsOf: bytes)
+        }
     }
 
     package func write(_ ledger: Ledger) throws {
@@ -61,6 +101,12 @@ package struct LocalStateBackend: StateBackend {
         guard ok, rename(temporary, path) == 0 else {
             unlink(temporary)
             throw StateError(description: "\(path): cannot write the state: \(String(cString: strerror(ok ? errno : writeErrno)))")
+        }
+        // The full state now includes everything the journal held.
+        lock.withLock {
+            try? journal?.close()
+            journal = nil
+            unlink(journalPath)
         }
     }
 

@@ -37,3 +37,14 @@ import Testing
         #expect(aligned.groups["adopt"]?.registrations == [a, f])
     }
 }
+
+@Suite struct LedgerEventTests {
+    @Test(arguments: [
+        LedgerEvent.subscribed(topic: "news", registration: LedgerRegistration(Registration(value: "a:APA91b\"q\\", kind: .token))),
+        .unsubscribed(topic: "t%1", registration: LedgerRegistration(Registration(value: "cR1rjyj4_KcAPA91bGusQ2", kind: .fid))),
+        .group(name: "fam", members: [LedgerRegistration(Registration(value: "x:APA91b", kind: .token))]),
+    ])
+    func journalLinesDecodeToTheSameEvent(event: LedgerEvent) throws {
+        #expect(try JSONDecoder().decode(LedgerEvent.self, from: Data(event.journalLine.utf8)) == event)
+    }
+}
