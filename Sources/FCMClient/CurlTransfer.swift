@@ -28,6 +28,9 @@ final class CurlTransfer: @unchecked Sendable {
         _ = fcm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout.components.seconds * 1000))
         _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(options.totalTimeout.components.seconds * 1000))
+        // A transfer slower than 1 byte/s for 30 s is stuck, whatever the total timeout says.
+        _ = fcm_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = fcm_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, 30)
         _ = fcm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
