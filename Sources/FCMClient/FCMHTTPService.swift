@@ -135,7 +135,7 @@ package struct FCMHTTPService: FCMService {
         return (topics, next?.isEmpty == false ? next : nil)
     }
 
-    var v1Headers: [(String, String)] {
+    package var v1Headers: [(String, String)] {
         [("Content-Type", "application/json"), ("X-GOOG-API-FORMAT-VERSION", "2")]
     }
 
@@ -190,11 +190,11 @@ package struct FCMHTTPService: FCMService {
 
     // MARK: Plumbing
 
-    func send(_ request: HTTPRequest, pacedCost: Double? = nil) async throws -> HTTPResponse {
+    package func send(_ request: HTTPRequest, pacedCost: Double? = nil) async throws -> HTTPResponse {
         try await sender.send(request, pacedCost: pacedCost)
     }
 
-    static func json(_ object: [String: Any]) -> Data {
+    package static func json(_ object: [String: Any]) -> Data {
         (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
     }
 }

@@ -15,7 +15,7 @@ package struct FCMCtl: AsyncParsableCommand {
             (--detailed-exitcode), 3 apply partly failed, 4 state locked, 5 saved plan stale, 64 usage error.
             """,
         version: version,
-        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, VersionCommand.self])
+        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, SendCommand.self, VersionCommand.self])
 
     package init() {}
 

@@ -1,0 +1,99 @@
+import ArgumentParser
+import FCMClient
+import FCMCore
+import FCMManifest
+import Foundation
+
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a test message to a token, FID, topic, condition or device group.",
+        discussion: """
+            Exactly one of --token, --fid, --topic, --condition, --group. With -f, --token and --fid also accept \
+            device names from the manifest, and the project comes from it. --dry-run asks FCM to validate the \
+            message (validate_only) and sends nothing.
+            """)
+
+    @OptionGroup var manifest: ManifestOptions
+    @OptionGroup var run: RunOptions
+
+    @Option(help: "A registration token, or a device name from the manifest.") var token: String?
+    @Option(help: "A Firebase Installation ID, or a device name from the manifest.") var fid: String?
+    @Option(help: "A topic name.") var topic: String?
+    @Option(help: "A condition such as \"'a' in topics && !('b' in topics)\" (at most 5 topics).") var condition: String?
+    @Option(help: "A device group's name (notification_key_name).") var group: String?
+    @Option(help: "Notification title.") var title: String?
+    @Option(help: "Notification body.") var body: String?
+    @Option(help: "Image URL, set for Android, APNs (with mutable-content) and web push.") var image: String?
+    @Option(help: "Data payload entry KEY=VALUE. Repeatable.") var data: [String] = []
+    @Option(help: "Project id, when there is no manifest (else GOOGLE_CLOUD_PROJECT or the key file).") var project: String?
+    @Option(help: "Sender id (project number) for --group, when there is no manifest.") var senderId: String?
+    @Flag(help: "Validate only: FCM checks the message and delivers nothing.") var dryRun = false
+
+    func validate() throws {
+        let targets = [token, fid, topic, condition, group].compactMap { $0 }
+        guard targets.count == 1 else { throw ValidationError("give exactly one of --token, --fid, --topic, --condition, --group") }
+        for item in data where !item.contains("=") { throw ValidationError("--data takes KEY=VALUE, got '\(item)'") }
+        if let image, URL(string: image)?.scheme.map({ ["http", "https"].contains($0) }) != true {
+            throw ValidationError("--image must be an http(s) URL")
+        }
+    }
+
+    func run() async throws {
+        let console = Console.current
+        var settings = ProjectSettings(id: project ?? "", senderId: senderId ?? "")
+        var devices: [String: Registration] = [:]
+        if !manifest.manifests.isEmpty {
+            let loaded = try Pipeline.load(manifest.paths)
+            let desired = loaded.desiredState()
+            if settings.id.isEmpty { settings.id = desired.project.id }
+            if settings.senderId.isEmpty { settings.senderId = desired.project.senderId }
+            for (registration, name) in desired.deviceNames { devices[name] = registration }
+        }
+        var options = run
+        options.allowEmpty = true
+        let pipeline = Pipeline(manifest: manifest, state: try StateOptions.parse([]), options: options)
+        let (service, transport) = try pipeline.connect(project: settings)
+        defer { transport.shutdown() }
+        guard !service.project.id.isEmpty else {
+            throw fail("no project id: pass --project, -f with a manifest, or set GOOGLE_CLOUD_PROJECT")
+        }
+        let target: OutgoingMessage.Target
+        var address: String
+        if let token {
+            target = .token(devices[token]?.value ?? token)
+            address = devices[token] != nil ? "device \(token)" : "a token"
+        } else if let fid {
+            target = .fid(devices[fid]?.value ?? fid)
+            address = devices[fid] != nil ? "device \(fid)" : "a FID"
+        } else if let topic {
+            target = .topic(topic)
+            address = "topic/\(topic)"
+        } else if let condition {
+            target = .condition(condition)
+            address = "condition \(condition)"
+        } else {
+            let name = group ?? ""
+            guard !service.project.senderId.isEmpty else { throw fail("--group needs the sender id: pass --sender-id or -f with a manifest") }
+            // A group is messaged through its notification key, read fresh: keys change on every read.
+            guard let key = try await service.groupKey(name: name) else { throw fail("group/\(name) does not exist in FCM") }
+            target = .token(key)
+            address = "group/\(name)"
+        }
+        var payload: [String: String] = [:]
+        for item in data {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            payload[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        let message = OutgoingMessage(target: target, title: title, body: body, image: image, data: payload)
+        do {
+            let name = try await service.send(message, validateOnly: dryRun)
+            console.out(dryRun ? "Validated a message to \(address) (dry run: nothing was delivered): \(name)" : "Sent to \(address): \(name)")
+        } catch let error as FCMServiceError {
+            let hint = ["UNREGISTERED", "NOT_FOUND"].contains(error.code)
+                ? ": the registration is no longer valid (app uninstalled or token expired)" : ""
+            throw fail("FCM refused the message to \(address): \(error.code) \(error.message)\(hint)")
+        }
+        pipeline.reportStatistics()
+    }
+}
