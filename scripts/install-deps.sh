@@ -21,10 +21,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Tests also need: jsonschema over PyYAML's C loader (schema agreement), and the official firebase-admin
-# SDK 7.x with pytest (the emulator's fidelity tests).
-python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest)
+# SDK 7.x with pytest (the emulator's fidelity tests); cryptography checks JWTs independently of our code.
+python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography)
 if [ "${1:-}" = "--test" ] && ! python3 -c '
-import jsonschema, yaml, pytest, firebase_admin
+import jsonschema, yaml, pytest, firebase_admin, cryptography
 yaml.CSafeLoader
 assert firebase_admin.__version__.startswith("7.")' 2>/dev/null; then
   echo "Installing Python packages: ${python_packages[*]}"

@@ -104,3 +104,19 @@ import Testing
         #expect(try await emulator.requestLog().isEmpty)
     }
 }
+
+@Suite struct GroupReadErrorTests {
+    @Test func exportAndGetOfUnknownGroupsAndMissingHeaders() async throws {
+        let emulator = try EmulatorProcess()
+        let export = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey"))
+        #expect(export.status == 400)
+        #expect(String(decoding: export.body, as: UTF8.self) == #"{"error":"notification_key not found"}"#)
+        let noSender = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=g"))
+        #expect(noSender.status == 400)
+        #expect(String(decoding: noSender.body, as: UTF8.self) == #"{"error":"project_id header is required"}"#)
+        let badOperation = try await emulator.send(.init(
+            method: "POST", url: emulator.baseURL + "/fcm/notification", headers: [("project_id", "42")],
+            body: Data(#"{"operation":"rename","notification_key_name":"g","registration_ids":["a:APA91b"]}"#.utf8)))
+        #expect(String(decoding: badOperation.body, as: UTF8.self) == #"{"error":"operation must be create, add or remove"}"#)
+    }
+}
