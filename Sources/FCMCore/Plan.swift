@@ -55,11 +55,6 @@ package struct TopicChange: Hashable, Sendable {
     package var unchanged: Int
 
     package var address: String { "topic/\(name)" }
-
-    package var subscriptionChanges: [SubscriptionChange] {
-        added.map { SubscriptionChange(topic: name, registration: $0, action: .subscribe) }
-            + removed.map { SubscriptionChange(topic: name, registration: $0, action: .unsubscribe) }
-    }
 }
 
 /// The difference between what the manifests declare and what FCM holds, as ordered requests to make.
