@@ -12,7 +12,8 @@ package struct FCMCtl: AsyncParsableCommand {
         abstract: "Keep Firebase Cloud Messaging device groups and topic subscriptions as code.",
         discussion: """
             Exit codes: 0 success (plan: no changes with --detailed-exitcode), 1 error, 2 changes present \
-            (--detailed-exitcode), 3 apply partly failed, 4 state locked, 5 saved plan stale, 64 usage error.
+            (--detailed-exitcode), 3 apply partly failed, 64 usage error. 4 (state locked) and 5 (saved plan \
+            stale) are reserved for state locking and saved plans, which this version does not have yet.
             """,
         version: version,
         subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, SendCommand.self, VersionCommand.self])
