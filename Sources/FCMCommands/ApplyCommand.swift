@@ -19,60 +19,102 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Print the exact requests apply would send, and send none of them.")
     var dryRun = false
 
+    @OptionGroup var locking: LockOptions
+
     func run() async throws {
-        let console = Console.current
-        let redactor = Redactor(showTokens: run.showTokens)
         let pipeline = Pipeline(manifest: manifest, state: state, options: run)
         let (service, transport) = try pipeline.start()
         defer { transport.shutdown() }
-        let computed = try await pipeline.compute(service: service)
+        let store = pipeline.openStore()
+        try await pipeline.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", options: locking) { lock in
+            try await apply(pipeline: pipeline, service: service, store: store, lock: lock)
+        }
+    }
+
+    func apply(pipeline: Pipeline, service: any FCMService, store: any StateStore, lock: StateLock?) async throws {
+        let console = Console.current
+        let redactor = Redactor(showTokens: run.showTokens)
+        let computed = try await pipeline.compute(service: service, store: store)
         for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) { console.out(line) }
 
         if dryRun {
             printRequests(computed, service: service, redactor: redactor)
             return
         }
-        let journal = LedgerJournal(
-            ledger: computed.ledger.aligned(with: computed.observed, desired: computed.desired), backend: computed.backend,
-            saved: computed.savedLedger)
+        var ledger = computed.ledger
+        ledger.recordProtection(from: computed.desired)
+        var version = computed.snapshot.version
+        let changed = !ledger.hasSameRecords(as: computed.snapshot.ledger) || computed.snapshot.needsWrite
         if !computed.plan.hasChanges {
-            try await save(journal)
+            // Recovered records and FCM's corrections are saved even when there is nothing to send.
+            if changed || version == nil { version = try await saveBeforeSending(&ledger, store: store, replacing: version) }
+            console.out("State: \(store.displayName) (serial \(ledger.serial)).")
             return
         }
         try confirm()
+        // Written first: it folds in any journal of an earlier run and proves the state can be written,
+        // before the first request.
+        version = try await saveBeforeSending(&ledger, store: store, replacing: version)
+        let operations = computed.plan.groups.reduce(0) { $0 + $1.steps.count }
+            + computed.plan.topics.reduce(0) { $0 + $1.added.count + $1.removed.count }
+        let journal: any StateJournal
+        do {
+            journal = try await store.openJournal(base: version!, expectedOperations: operations)
+        } catch {
+            throw fail("\(error)")
+        }
         let started = ContinuousClock.now
-        let report = await Applier(service: service, parallelism: run.parallelism)
-            .apply(computed.plan, observed: computed.observed, journal: journal)
+        let (report, applied) = await Applier(service: service, parallelism: run.parallelism)
+            .apply(computed.plan, observed: computed.observed, ledger: ledger, journal: journal, lock: lock)
         if run.verbose {
             let seconds = Pipeline.seconds(since: started)
             let changes = computed.plan.summary.subscriptionsToAdd + computed.plan.summary.subscriptionsToRemove
-            console.err(String(format: "Applied %d subscription changes in %.2f s (%.0f changes/s).", changes, seconds, Double(changes) / max(seconds, 0.001)))
+            console.err(String(format: "Applied %d subscription changes in %.2f s (%.0f changes/s); journal %d bytes.", changes, seconds,
+                Double(changes) / max(seconds, 0.001), await journal.bytesWritten))
         }
-        let desired = computed.desired
-        try? await journal.record({ $0.recordProtection(from: desired) }, flushNow: true)
+        ledger = applied
+        var saveError: (any Error)?
+        do {
+            version = try await save(&ledger, store: store, replacing: version)
+        } catch {
+            saveError = error
+        }
         console.out("")
         for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
             console.out("\(address): \(count) request\(count == 1 ? "" : "s") done")
         }
         for gone in report.gone { console.err("warning: \(gone.address): \(gone.message)") }
         for failure in report.failures { console.err("error: \(failure.address): \(failure.message)") }
-        let serial = await journal.ledger.serial
+        if let stopped = report.stopped {
+            console.err("error: \(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)")
+        }
+        let where_ = saveError == nil ? "State: \(store.displayName) (serial \(ledger.serial))." : "The state could not be written; its journal keeps every record."
         console.out(
             "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.requestsSucceeded) requests "
-                + "succeeded, \(report.failures.count) failed. State: \(computed.backend.displayName) (serial \(serial)).")
+                + "succeeded, \(report.failures.count) failed. \(where_)")
         pipeline.reportStatistics()
+        if let saveError {
+            throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")
+        }
+        if report.stopped != nil { throw ExitCode(ExitCodes.error) }
         if !report.succeeded {
             console.err("Some operations failed; what succeeded is recorded, and re-running apply is safe.")
             throw ExitCode(ExitCodes.partialFailure)
         }
     }
 
-    func save(_ journal: LedgerJournal) async throws {
+    func saveBeforeSending(_ ledger: inout Ledger, store: any StateStore, replacing version: StateVersion?) async throws -> StateVersion {
         do {
-            try await journal.flush()
+            return try await save(&ledger, store: store, replacing: version)
         } catch {
-            throw fail("\(error)")
+            throw fail("\(error). Nothing was sent")
         }
+    }
+
+    /// Writes the ledger as the next serial of what was read; returns the new version.
+    func save(_ ledger: inout Ledger, store: any StateStore, replacing version: StateVersion?) async throws -> StateVersion {
+        ledger.serial = try ledger.nextSerial()
+        return try await store.write(ledger, replacing: version)
     }
 
     func confirm() throws {

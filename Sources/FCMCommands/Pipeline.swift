@@ -130,35 +130,50 @@ final class Pipeline {
         console.err("Requests: \(counts)")
     }
 
-    func readLedger() throws -> (LocalStateBackend, Ledger?) {
-        let backend = LocalStateBackend(path: resolvedStatePath)
+    /// The state store for this run; its warnings go to stderr.
+    func openStore() -> LocalStateStore {
+        let console = self.console
+        return LocalStateStore(
+            path: resolvedStatePath, identity: .current(environment: console.environment), version: FCMCtl.version,
+            warn: { console.err("warning: \($0)") })
+    }
+
+    /// Reads the state, printing what the read had to say (a replayed journal, a torn line).
+    func readState(_ store: any StateStore) async throws -> StateSnapshot {
+        let snapshot: StateSnapshot
         do {
-            return (backend, try backend.read())
+            snapshot = try await store.read()
         } catch {
             throw fail("\(error)")
         }
+        for warning in snapshot.warnings { console.err("warning: \(warning)") }
+        if snapshot.replayedEntries > 0 {
+            console.err(
+                "Recovered \(snapshot.replayedEntries) journal record\(snapshot.replayedEntries == 1 ? "" : "s") of an interrupted run"
+                    + (snapshot.pendingIntents > 0 ? "; \(snapshot.pendingIntents) operation\(snapshot.pendingIntents == 1 ? "" : "s") may have happened and will be checked against FCM." : "."))
+        }
+        return snapshot
     }
 
     struct Computed {
         var desired: DesiredState
+        /// The ledger as read, with FCM's answers folded in: what the plan was made from.
         var ledger: Ledger
-        var savedLedger: Ledger?
-        var backend: LocalStateBackend
+        var snapshot: StateSnapshot
         var observed: ObservedState
         var plan: Plan
     }
 
-    func compute(service: any FCMService) async throws -> Computed {
+    func compute(service: any FCMService, store: any StateStore) async throws -> Computed {
         let desired = try self.desired ?? loadDesired()
-        let (backend, saved) = try readLedger()
-        let ledger = saved ?? Ledger()
+        let snapshot = try await readState(store)
         let refresher = Refresher(service: service, parallelism: options.parallelism)
-        let groups = Set(desired.groups.keys).union(ledger.groups.keys).count
+        let groups = snapshot.ledger.knownGroupNames.union(desired.groups.keys).count
         console.err("Refreshing \(groups) group\(groups == 1 ? "" : "s") and the subscriptions of known registrations…")
         let observed: ObservedState
         let started = ContinuousClock.now
         do {
-            observed = try await refresher.refresh(desired: desired, ledger: ledger)
+            observed = try await refresher.refresh(desired: desired, ledger: snapshot.ledger)
         } catch {
             throw fail("refreshing the live state failed: \(error). Nothing was changed")
         }
@@ -168,7 +183,8 @@ final class Pipeline {
             console.err(String(format: "Refreshed %d registrations and %d groups in %.2f s (%.0f registrations/s).",
                 count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
+        let ledger = snapshot.ledger.aligned(with: observed, desired: desired)
         let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
-        return Computed(desired: desired, ledger: ledger, savedLedger: saved, backend: backend, observed: observed, plan: plan)
+        return Computed(desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan)
     }
 }

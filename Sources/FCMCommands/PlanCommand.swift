@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMClient
 import FCMCore
+import FCMState
 
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,6 +10,7 @@ struct PlanCommand: AsyncParsableCommand {
     @OptionGroup var manifest: ManifestOptions
     @OptionGroup var state: StateOptions
     @OptionGroup var run: RunOptions
+    @OptionGroup var locking: LockOptions
 
     @Flag(help: "Exit 0 when there are no changes, 2 when there are.")
     var detailedExitcode = false
@@ -17,7 +19,10 @@ struct PlanCommand: AsyncParsableCommand {
         let pipeline = Pipeline(manifest: manifest, state: state, options: run)
         let (service, transport) = try pipeline.start()
         defer { transport.shutdown() }
-        let computed = try await pipeline.compute(service: service)
+        let store = pipeline.openStore()
+        let computed = try await pipeline.withStateLock(store, operation: "plan", options: locking) { _ in
+            try await pipeline.compute(service: service, store: store)
+        }
         for line in PlanTextRenderer(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames).render(computed.plan) {
             Console.current.out(line)
         }

@@ -1,22 +1,34 @@
 extension Ledger {
     /// The ledger corrected by what FCM reported: records of subscriptions or groups that vanished on
-    /// their own are dropped (drift nobody caused), and declared groups that already exist are adopted.
-    /// Registrations that were not refreshed keep their records.
+    /// their own are dropped (drift nobody caused), pending changes that FCM shows are recorded as
+    /// fcmctl's and the others forgotten, and declared groups that already exist are adopted.
+    /// Registrations that were not refreshed keep their records and their pending changes.
     package func aligned(with observed: ObservedState, desired: DesiredState) -> Ledger {
         var result = self
         for (topic, members) in topics {
             let kept = members.filter { member in
-                guard let status = observed.registrations[member.registration] else { return true }
+                guard let status = observed.registrations[member] else { return true }
                 if case .active(let subscribed) = status { return subscribed.contains(topic) }
                 return false
             }
             result.topics[topic] = kept.isEmpty ? nil : kept
         }
-        for name in Set(groups.keys).union(desired.groups.keys) {
+        for (topic, members) in pending.subscriptions {
+            for member in members {
+                guard let status = observed.registrations[member] else { continue }
+                if case .active(let subscribed) = status, subscribed.contains(topic) {
+                    result.recordSubscription(member, topic: topic)
+                } else {
+                    result.pending.forgetSubscription(member, topic: topic)
+                }
+            }
+        }
+        for name in knownGroupNames.union(desired.groups.keys) {
             if let group = observed.groups[name] {
                 result.recordGroup(name, members: group.members)
             } else {
                 result.groups[name] = nil
+                result.pending.groups.remove(name)
             }
         }
         result.recordProtection(from: desired)

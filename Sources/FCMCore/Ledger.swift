@@ -1,70 +1,51 @@
-import Foundation
-
 /// fcmctl's own record of what it manages: the device groups it keeps and the topic subscriptions it
 /// created. FCM cannot list a topic's subscribers, so this ledger is how fcmctl knows what it may remove.
-/// `lineage` names one history of this file and `serial` counts its writes, as in Terraform's state.
-package struct Ledger: Codable, Hashable, Sendable {
-    package static let currentVersion = 1
-
-    package var version: Int
+/// `lineage` names one history of the state and `serial` counts its writes, as in Terraform's state.
+/// How it is stored is FCMState's business; this is the value every stage works on.
+package struct Ledger: Hashable, Sendable {
     package var lineage: String
     package var serial: Int
     package var groups: [String: LedgerGroup]
     /// topic name → registrations whose subscription fcmctl created.
-    package var topics: [String: Set<LedgerRegistration>]
+    package var topics: [String: Set<Registration>]
+    /// Changes fcmctl may have made: journaled intents with no completion. The next refresh decides.
+    package var pending: PendingChanges
 
-    package init(lineage: String = UUID().uuidString.lowercased(), serial: Int = 0) {
-        self.version = Ledger.currentVersion
+    package init(lineage: String = newLineage(), serial: Int = 0) {
         self.lineage = lineage
         self.serial = serial
         self.groups = [:]
         self.topics = [:]
+        self.pending = PendingChanges()
     }
 
-    package var isEmpty: Bool { groups.isEmpty && topics.isEmpty }
+    package var isEmpty: Bool { groups.isEmpty && topics.isEmpty && pending.isEmpty }
 
-    private enum CodingKeys: String, CodingKey {
-        case version, lineage, serial, groups, topics
+    /// The same records, ignoring lineage and serial: whether a write would change anything.
+    package func hasSameRecords(as other: Ledger) -> Bool {
+        groups == other.groups && topics == other.topics && pending == other.pending
     }
 
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        version = try container.decode(Int.self, forKey: .version)
-        lineage = try container.decode(String.self, forKey: .lineage)
-        serial = try container.decode(Int.self, forKey: .serial)
-        groups = try container.decodeIfPresent([String: LedgerGroup].self, forKey: .groups) ?? [:]
-        topics = try container.decodeIfPresent([String: Set<LedgerRegistration>].self, forKey: .topics) ?? [:]
-    }
-
-    /// Members are written sorted so the same ledger always produces the same file (diffable, reviewable).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(version, forKey: .version)
-        try container.encode(lineage, forKey: .lineage)
-        try container.encode(serial, forKey: .serial)
-        try container.encode(groups, forKey: .groups)
-        try container.encode(topics.mapValues { $0.sorted() }, forKey: .topics)
-    }
-
-    package func managedSubscribers(of topic: String) -> Set<Registration> {
-        Set((topics[topic] ?? []).map(\.registration))
-    }
+    package func managedSubscribers(of topic: String) -> Set<Registration> { topics[topic] ?? [] }
 
     package mutating func recordSubscription(_ registration: Registration, topic: String) {
-        topics[topic, default: []].insert(LedgerRegistration(registration))
+        topics[topic, default: []].insert(registration)
+        pending.forgetSubscription(registration, topic: topic)
     }
 
     package mutating func forgetSubscription(_ registration: Registration, topic: String) {
-        topics[topic]?.remove(LedgerRegistration(registration))
+        topics[topic]?.remove(registration)
         if topics[topic]?.isEmpty == true { topics[topic] = nil }
+        pending.forgetSubscription(registration, topic: topic)
     }
 
     package mutating func recordGroup(_ name: String, members: Set<Registration>) {
+        pending.groups.remove(name)
         if members.isEmpty {
             groups[name] = nil
         } else {
             let protect = groups[name]?.protect ?? false
-            groups[name] = LedgerGroup(members: Set(members.map(LedgerRegistration.init)), protect: protect)
+            groups[name] = LedgerGroup(members: members, protect: protect)
         }
     }
 
@@ -76,65 +57,70 @@ package struct Ledger: Codable, Hashable, Sendable {
         }
     }
 
-    /// Every registration the ledger mentions in a topic: these must be refreshed even if the manifest
-    /// no longer names them, or fcmctl could not clean up after itself.
+    /// Every registration the ledger mentions in a topic, recorded or pending: these must be refreshed even
+    /// if the manifest no longer names them, or fcmctl could not clean up after itself.
     package var subscribedRegistrations: Set<Registration> {
         var all = Set<Registration>()
-        for members in topics.values { for member in members { all.insert(member.registration) } }
+        for members in topics.values { all.formUnion(members) }
+        for members in pending.subscriptions.values { all.formUnion(members) }
         return all
+    }
+
+    /// Groups fcmctl keeps or may have created.
+    package var knownGroupNames: Set<String> { Set(groups.keys).union(pending.groups) }
+
+    /// Serial of the next write; a state at the end of the integer range is refused, never wrapped.
+    package func nextSerial() throws -> Int {
+        let (next, overflow) = serial.addingReportingOverflow(1)
+        guard !overflow else { throw LedgerError.serialExhausted(serial) }
+        return next
     }
 }
 
-package struct LedgerGroup: Codable, Hashable, Sendable {
-    package var members: Set<LedgerRegistration>
+package enum LedgerError: Error, CustomStringConvertible, Sendable {
+    case serialExhausted(Int)
+
+    package var description: String {
+        switch self {
+        case .serialExhausted(let serial):
+            "the state's serial \(serial) cannot be increased; start a new lineage with `fcmctl state pull`, edit its serial, and `state push --force` it"
+        }
+    }
+}
+
+/// A lineage id: random, so two histories never share one.
+package func newLineage() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let hex = (0..<4).map { _ in String(generator.next() as UInt32, radix: 16) }
+    return hex.map { String(repeating: "0", count: 8 - $0.count) + $0 }.joined()
+}
+
+package struct LedgerGroup: Hashable, Sendable {
+    package var members: Set<Registration>
     package var protect: Bool
 
-    package init(members: Set<LedgerRegistration>, protect: Bool = false) {
+    package init(members: Set<Registration>, protect: Bool = false) {
         self.members = members
         self.protect = protect
     }
 
-    private enum CodingKeys: String, CodingKey { case members, protect }
-
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        members = try container.decode(Set<LedgerRegistration>.self, forKey: .members)
-        protect = try container.decodeIfPresent(Bool.self, forKey: .protect) ?? false
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(members.sorted(), forKey: .members)
-        if protect { try container.encode(true, forKey: .protect) }
-    }
-
-    package var registrations: Set<Registration> { Set(members.map(\.registration)) }
+    package var registrations: Set<Registration> { members }
 }
 
-/// A registration as stored: `{"token": "…"}` or `{"fid": "…"}`, so the kind survives a round trip.
-package struct LedgerRegistration: Codable, Hashable, Sendable, Comparable {
-    package let registration: Registration
+/// What an interrupted run may have done: an intent was journaled and the request may have been sent,
+/// but no completion was. Such changes are checked against FCM by the next refresh.
+package struct PendingChanges: Hashable, Sendable {
+    package var subscriptions: [String: Set<Registration>] = [:]
+    package var groups: Set<String> = []
 
-    package init(_ registration: Registration) { self.registration = registration }
+    package init() {}
 
-    package static func < (lhs: LedgerRegistration, rhs: LedgerRegistration) -> Bool { lhs.registration < rhs.registration }
+    package var isEmpty: Bool { subscriptions.isEmpty && groups.isEmpty }
 
-    private enum CodingKeys: String, CodingKey {
-        case token
-        case fid
-    }
+    package var count: Int { subscriptions.values.reduce(0) { $0 + $1.count } + groups.count }
 
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        if let fid = try container.decodeIfPresent(String.self, forKey: .fid) {
-            registration = Registration(value: fid, kind: .fid)
-        } else {
-            registration = Registration(value: try container.decode(String.self, forKey: .token), kind: .token)
-        }
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(registration.value, forKey: registration.kind == .fid ? .fid : .token)
+    package mutating func forgetSubscription(_ registration: Registration, topic: String) {
+        guard subscriptions[topic]?.remove(registration) != nil else { return }
+        if subscriptions[topic]?.isEmpty == true { subscriptions[topic] = nil }
     }
 }

@@ -1,52 +1,43 @@
-import Foundation
-
-/// One completed operation, as appended to the state journal the moment it completes. Replaying the
-/// journal over the last full state reproduces the ledger, so a run killed at any moment keeps the
-/// record of everything it did (product.md invariant 6) without rewriting the whole state per operation.
-package enum LedgerEvent: Codable, Hashable, Sendable {
-    case subscribed(topic: String, registration: LedgerRegistration)
-    case unsubscribed(topic: String, registration: LedgerRegistration)
-    case group(name: String, members: [LedgerRegistration])
+/// One change to the ledger that an FCM request makes true when it succeeds. The state journal records
+/// each as an intent before its request is sent and as done (or gone) after, so a run killed at any moment
+/// leaves either a record or an intent that the next refresh resolves (product.md invariant 6).
+package enum LedgerEvent: Hashable, Sendable {
+    case subscribed(topic: String, registration: Registration)
+    case unsubscribed(topic: String, registration: Registration)
+    /// The group's members after the step.
+    case group(name: String, members: [Registration])
 
     package func apply(to ledger: inout Ledger) {
         switch self {
-        case .subscribed(let topic, let registration): ledger.recordSubscription(registration.registration, topic: topic)
-        case .unsubscribed(let topic, let registration): ledger.forgetSubscription(registration.registration, topic: topic)
-        case .group(let name, let members): ledger.recordGroup(name, members: Set(members.map(\.registration)))
+        case .subscribed(let topic, let registration): ledger.recordSubscription(registration, topic: topic)
+        case .unsubscribed(let topic, let registration): ledger.forgetSubscription(registration, topic: topic)
+        case .group(let name, let members): ledger.recordGroup(name, members: Set(members))
+        }
+    }
+
+    /// The registration is gone, so whatever was intended, no subscription of it exists.
+    package func applyGone(to ledger: inout Ledger) {
+        switch self {
+        case .subscribed(let topic, let registration), .unsubscribed(let topic, let registration):
+            ledger.forgetSubscription(registration, topic: topic)
+        case .group: break
+        }
+    }
+
+    /// An intent with no completion: the change may have happened.
+    package func markPending(in ledger: inout Ledger) {
+        switch self {
+        case .subscribed(let topic, let registration): ledger.pending.subscriptions[topic, default: []].insert(registration)
+        // The record stays until FCM shows the subscription gone; refresh reads it because the ledger names it.
+        case .unsubscribed: break
+        case .group(let name, _): ledger.pending.groups.insert(name)
         }
     }
 }
 
-extension LedgerEvent {
-    /// The journal line, written by hand: one is written per completed operation, and a generic encoder
-    /// showed up in profiles at fleet scale. Decoding uses the synthesized Codable form, which this matches.
-    package var journalLine: String {
-        func quoted(_ text: String) -> String {
-            var out = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                default:
-                    if scalar.value < 0x20 {
-                        out += String(format: "\\u%04x", scalar.value)
-                    } else {
-                        out.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-            return out + "\""
-        }
-        func registration(_ value: LedgerRegistration) -> String {
-            "{\(quoted(value.registration.kind == .fid ? "fid" : "token")):\(quoted(value.registration.value))}"
-        }
-        switch self {
-        case .subscribed(let topic, let value):
-            return "{\"subscribed\":{\"registration\":\(registration(value)),\"topic\":\(quoted(topic))}}"
-        case .unsubscribed(let topic, let value):
-            return "{\"unsubscribed\":{\"registration\":\(registration(value)),\"topic\":\(quoted(topic))}}"
-        case .group(let name, let members):
-            return "{\"group\":{\"members\":[\(members.map(registration).joined(separator: ","))],\"name\":\(quoted(name))}}"
-        }
-    }
+/// One line of the state journal, as the engine sees it. Ids number the intents of one run.
+package enum JournalEntry: Hashable, Sendable {
+    case intent(id: Int, LedgerEvent)
+    case done(ids: [Int])
+    case gone(ids: [Int])
 }

@@ -14,7 +14,7 @@ package struct Refresher: Sendable {
 
     package func refresh(desired: DesiredState, ledger: Ledger) async throws -> ObservedState {
         var observed = ObservedState()
-        for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
+        for name in ledger.knownGroupNames.union(desired.groups.keys).sorted() {
             guard let key = try await service.groupKey(name: name) else { continue }
             let members = try await service.groupMembers(name: name, key: key)
             observed.groups[name] = ObservedGroup(name: name, notificationKey: key, members: members)

@@ -6,21 +6,6 @@ import Testing
     let a = Registration(value: "tok-a", kind: .token)
     let f = Registration(value: "cR1rjyj4_KcAPA91bGusQ2", kind: .fid)
 
-    @Test func roundTripKeepsKindsAndWritesSortedMembers() throws {
-        var ledger = Ledger(lineage: "L", serial: 3)
-        ledger.recordSubscription(f, topic: "news")
-        ledger.recordSubscription(a, topic: "news")
-        ledger.recordGroup("g", members: [f, a])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(ledger)
-        let text = String(decoding: data, as: UTF8.self)
-        #expect(text.contains(#""news":[{"fid":"cR1rjyj4_KcAPA91bGusQ2"},{"token":"tok-a"}]"#))
-        let decoded = try JSONDecoder().decode(Ledger.self, from: data)
-        #expect(decoded == ledger)
-        #expect(decoded.managedSubscribers(of: "news") == [a, f])
-    }
-
     @Test func alignmentDropsVanishedRecordsAndAdoptsExistingGroups() {
         var ledger = Ledger()
         ledger.recordSubscription(a, topic: "news")
@@ -34,17 +19,50 @@ import Testing
         let aligned = ledger.aligned(with: observed, desired: desired)
         #expect(aligned.managedSubscribers(of: "news") == [f])
         #expect(aligned.groups["gone"] == nil)
-        #expect(aligned.groups["adopt"]?.registrations == [a, f])
+        #expect(aligned.groups["adopt"]?.members == [a, f])
     }
 }
 
-@Suite struct LedgerEventTests {
-    @Test(arguments: [
-        LedgerEvent.subscribed(topic: "news", registration: LedgerRegistration(Registration(value: "a:APA91b\"q\\", kind: .token))),
-        .unsubscribed(topic: "t%1", registration: LedgerRegistration(Registration(value: "cR1rjyj4_KcAPA91bGusQ2", kind: .fid))),
-        .group(name: "fam", members: [LedgerRegistration(Registration(value: "x:APA91b", kind: .token))]),
-    ])
-    func journalLinesDecodeToTheSameEvent(event: LedgerEvent) throws {
-        #expect(try JSONDecoder().decode(LedgerEvent.self, from: Data(event.journalLine.utf8)) == event)
+@Suite struct PendingChangeTests {
+    let a = Registration(value: "tok-a", kind: .token)
+    let b = Registration(value: "tok-b", kind: .token)
+    let c = Registration(value: "tok-c", kind: .token)
+
+    /// An intent with no completion may have happened: FCM decides, and what FCM shows becomes fcmctl's.
+    @Test func refreshSettlesPendingSubscriptionsAndGroups() {
+        var ledger = Ledger()
+        LedgerEvent.subscribed(topic: "news", registration: a).markPending(in: &ledger)
+        LedgerEvent.subscribed(topic: "news", registration: b).markPending(in: &ledger)
+        LedgerEvent.subscribed(topic: "news", registration: c).markPending(in: &ledger)
+        LedgerEvent.group(name: "made", members: [a]).markPending(in: &ledger)
+        LedgerEvent.group(name: "never", members: [a]).markPending(in: &ledger)
+        #expect(ledger.subscribedRegistrations == [a, b, c])
+        #expect(ledger.knownGroupNames == ["made", "never"])
+        let observed = ObservedState(
+            groups: ["made": ObservedGroup(name: "made", notificationKey: "k", members: [a])],
+            registrations: [a: .active(topics: ["news"]), b: .active(topics: [])])
+        let aligned = ledger.aligned(with: observed, desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")))
+        #expect(aligned.managedSubscribers(of: "news") == [a])
+        // c was not refreshed: it stays pending rather than being forgotten or claimed.
+        #expect(aligned.pending.subscriptions == ["news": [c]])
+        #expect(aligned.groups["made"]?.members == [a])
+        #expect(aligned.groups["never"] == nil)
+        #expect(aligned.pending.groups.isEmpty)
+    }
+
+    @Test func completionsClearPendingAndGoneForgets() {
+        var ledger = Ledger()
+        LedgerEvent.subscribed(topic: "news", registration: a).markPending(in: &ledger)
+        LedgerEvent.subscribed(topic: "news", registration: a).apply(to: &ledger)
+        #expect(ledger.pending.isEmpty)
+        #expect(ledger.managedSubscribers(of: "news") == [a])
+        LedgerEvent.subscribed(topic: "news", registration: a).applyGone(to: &ledger)
+        #expect(ledger.managedSubscribers(of: "news").isEmpty)
+        #expect(ledger.isEmpty)
+    }
+
+    @Test func serialAtTheEndOfTheRangeIsRefusedNotWrapped() {
+        #expect(throws: LedgerError.self) { try Ledger(lineage: "L", serial: Int.max).nextSerial() }
+        #expect((try? Ledger(lineage: "L", serial: 41).nextSerial()) == 42)
     }
 }

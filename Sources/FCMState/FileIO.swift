@@ -1,0 +1,106 @@
+import FCMCore
+import Foundation
+
+/// Thin POSIX helpers that report errno in words: every failure here is one a person must act on
+/// (permissions, a full disk, a read-only mount), so it is named, never swallowed.
+enum FileIO {
+    static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    /// nil when the file does not exist; an error when it exists but cannot be reached.
+    static func readIfPresent(_ path: String, what: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return try checkParentReadable(path, what: what) }
+            throw StateError("\(path): cannot read the \(what): \(errnoText(code)); check the permissions of the file and its directory")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StateError("\(path): cannot read the \(what): \(errnoText())") }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw StateError("\(path): the \(what) path is a directory") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var offset = 0
+        while true {
+            if offset == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: 65536)) }
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StateError("\(path): cannot read the \(what): \(errnoText())")
+            }
+            if count == 0 { break }
+            offset += count
+        }
+        bytes.removeLast(bytes.count - offset)
+        return bytes
+    }
+
+    /// ENOENT from a directory we may not search looks like "no state": it is not, so it is reported.
+    private static func checkParentReadable(_ path: String, what: String) throws -> [UInt8]? {
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return nil }
+        if access(directory, F_OK) != 0 && errno != ENOENT {
+            throw StateError("\(directory): cannot look for the \(what): \(errnoText()); check the directory's permissions")
+        }
+        if access(directory, F_OK) == 0, access(directory, R_OK | X_OK) != 0 {
+            throw StateError("\(directory): cannot read the state directory: \(errnoText()); check its permissions")
+        }
+        return nil
+    }
+
+    /// Creates the state directory (mode 0700: the state names registrations) and its parents.
+    static func ensureDirectory(_ directory: String) throws {
+        guard !directory.isEmpty else { return }
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw StateError("\(directory): is not a directory") }
+            return
+        }
+        let parent = (directory as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != directory { try ensureDirectory(parent) }
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw StateError("\(directory): cannot create the state directory: \(errnoText())")
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if written == 0 { return EIO }
+            offset += written
+        }
+        return nil
+    }
+
+    /// Writes a new file beside `path` (mode 0600), flushes it to disk and renames it over `path`, so a
+    /// crash leaves the old file or the new one, never half of one.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8], what: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        try ensureDirectory(directory)
+        let temporary = "\(path).tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StateError("\(path): cannot write the \(what): \(errnoText()); check that the directory is writable")
+        }
+        var failure = writeAll(fd, bytes)
+        if failure == nil, fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure == nil, rename(temporary, path) != 0 { failure = errno }
+        if let failure {
+            unlink(temporary)
+            throw StateError("\(path): cannot write the \(what): \(errnoText(failure))")
+        }
+        syncDirectory(directory)
+    }
+
+    static func syncDirectory(_ directory: String) {
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}

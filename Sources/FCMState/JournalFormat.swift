@@ -1,0 +1,187 @@
+import FCMCore
+import Foundation
+
+/// The state journal: JSON lines appended while a run works, folded into the state by its next write.
+///
+///     {"run":"3f…","lineage":"…","base_serial":4,"started":"2026-11-23T19:40:00Z"}
+///     {"intent":1,"subscribe":"news","token":"…"}     before the request is sent
+///     {"intent":2,"group":"fam","members":[{"fid":"…"}]}
+///     {"done":[1,2]}                                    after FCM said yes
+///     {"gone":[3]}                                      FCM no longer knows the registration
+///
+/// Intent ids count within their run. A backend that cannot append (object storage) writes the same
+/// lines in segments.
+package enum JournalFormat {
+    package struct RunHeader: Hashable, Sendable {
+        package var run: String
+        package var lineage: String
+        package var baseSerial: Int
+        package var started: Date
+
+        package init(run: String, lineage: String, baseSerial: Int, started: Date) {
+            self.run = run
+            self.lineage = lineage
+            self.baseSerial = baseSerial
+            self.started = started
+        }
+    }
+
+    package static func encode(_ header: RunHeader) -> [UInt8] {
+        var out = JSONWriter(capacity: 160)
+        out.raw("{\"run\":")
+        out.string(header.run)
+        out.raw(",\"lineage\":")
+        out.string(header.lineage)
+        out.raw(",\"base_serial\":")
+        out.int(header.baseSerial)
+        out.raw(",\"started\":")
+        out.string(header.started.ISO8601Format())
+        out.raw("}\n")
+        return out.bytes
+    }
+
+    package static func encode(_ entries: [JournalEntry], into out: inout [UInt8]) {
+        var writer = JSONWriter()
+        swap(&writer.bytes, &out)
+        defer { swap(&writer.bytes, &out) }
+        func registration(_ value: Registration) {
+            writer.raw(value.kind == .fid ? "\"fid\":" : "\"token\":")
+            writer.string(value.value)
+        }
+        func ids(_ label: StaticString, _ values: [Int]) {
+            guard !values.isEmpty else { return }
+            writer.raw(label)
+            for (index, id) in values.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.int(id)
+            }
+            writer.raw("]}\n")
+        }
+        for entry in entries {
+            switch entry {
+            case .intent(let id, let event):
+                writer.raw("{\"intent\":")
+                writer.int(id)
+                switch event {
+                case .subscribed(let topic, let value):
+                    writer.raw(",\"subscribe\":")
+                    writer.string(topic)
+                    writer.raw(",")
+                    registration(value)
+                case .unsubscribed(let topic, let value):
+                    writer.raw(",\"unsubscribe\":")
+                    writer.string(topic)
+                    writer.raw(",")
+                    registration(value)
+                case .group(let name, let members):
+                    writer.raw(",\"group\":")
+                    writer.string(name)
+                    writer.raw(",\"members\":[")
+                    for (index, member) in members.enumerated() {
+                        writer.raw(index == 0 ? "{" : ",{")
+                        registration(member)
+                        writer.raw("}")
+                    }
+                    writer.raw("]")
+                }
+                writer.raw("}\n")
+            case .done(let values): ids("{\"done\":[", values)
+            case .gone(let values): ids("{\"gone\":[", values)
+            }
+        }
+    }
+
+    package enum Line: Hashable, Sendable {
+        case run(RunHeader)
+        case entry(JournalEntry)
+    }
+
+    package static func decodeLine(_ bytes: some Collection<UInt8>) throws -> Line {
+        let value = try JSONParser.parse(bytes)
+        if let run = value["run"]?.string {
+            guard let lineage = value["lineage"]?.string, let base = value["base_serial"]?.int else {
+                throw JSONParseError(offset: 0, reason: "a run header without lineage or base_serial")
+            }
+            let started = value["started"]?.string.flatMap { try? Date($0, strategy: .iso8601) } ?? Date(timeIntervalSince1970: 0)
+            return .run(RunHeader(run: run, lineage: lineage, baseSerial: base, started: started))
+        }
+        if let id = value["intent"]?.int {
+            func registration(_ object: JSONValue) throws -> Registration {
+                if let fid = object["fid"]?.string { return Registration(value: fid, kind: .fid) }
+                if let token = object["token"]?.string { return Registration(value: token, kind: .token) }
+                throw JSONParseError(offset: 0, reason: "an intent without a registration")
+            }
+            if let topic = value["subscribe"]?.string { return .entry(.intent(id: id, .subscribed(topic: topic, registration: try registration(value)))) }
+            if let topic = value["unsubscribe"]?.string { return .entry(.intent(id: id, .unsubscribed(topic: topic, registration: try registration(value)))) }
+            if let name = value["group"]?.string, let members = value["members"]?.array {
+                return .entry(.intent(id: id, .group(name: name, members: try members.map(registration))))
+            }
+            throw JSONParseError(offset: 0, reason: "an intent of an unknown kind")
+        }
+        func ids(_ list: [JSONValue]) throws -> [Int] {
+            try list.map { item in
+                guard let id = item.int else { throw JSONParseError(offset: 0, reason: "an id that is not a number") }
+                return id
+            }
+        }
+        if let done = value["done"]?.array { return .entry(.done(ids: try ids(done))) }
+        if let gone = value["gone"]?.array { return .entry(.gone(ids: try ids(gone))) }
+        throw JSONParseError(offset: 0, reason: "not a journal record")
+    }
+}
+
+/// Folds journal lines over a ledger: completions become records; intents left without one become
+/// pending changes for the next refresh to settle.
+package struct JournalReplayer {
+    package private(set) var ledger: Ledger
+    package private(set) var entries = 0
+    package private(set) var runs: [String] = []
+    private let skippedRuns: Set<String>
+    private var skipping = false
+    private var open: [Int: LedgerEvent] = [:]
+    private var unresolved: [LedgerEvent] = []
+
+    package init(ledger: Ledger, skippingRuns: Set<String> = []) {
+        self.ledger = ledger
+        self.skippedRuns = skippingRuns
+    }
+
+    /// Throws when a line refers to a run of another lineage: that journal belongs to another state.
+    package mutating func apply(_ line: JournalFormat.Line, source: String) throws {
+        switch line {
+        case .run(let header):
+            closeRun()
+            guard header.lineage == ledger.lineage else {
+                throw StateError(
+                    "\(source): the journal belongs to state lineage \(header.lineage), not \(ledger.lineage); "
+                        + "move it aside if the state was replaced on purpose")
+            }
+            skipping = skippedRuns.contains(header.run)
+            if !skipping { runs.append(header.run) }
+        case .entry(let entry):
+            if skipping { return }
+            entries += 1
+            switch entry {
+            case .intent(let id, let event): open[id] = event
+            case .done(let ids):
+                for id in ids { open.removeValue(forKey: id)?.apply(to: &ledger) }
+            case .gone(let ids):
+                for id in ids { open.removeValue(forKey: id)?.applyGone(to: &ledger) }
+            }
+        }
+    }
+
+    private mutating func closeRun() {
+        unresolved.append(contentsOf: open.sorted { $0.key < $1.key }.map(\.value))
+        open = [:]
+    }
+
+    /// The ledger with unresolved intents marked pending, and how many there were.
+    package mutating func finish() -> (Ledger, pending: Int) {
+        closeRun()
+        for event in unresolved { event.markPending(in: &ledger) }
+        let count = unresolved.count
+        unresolved = []
+        return (ledger, count)
+    }
+}

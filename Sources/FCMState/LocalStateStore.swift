@@ -1,0 +1,326 @@
+import FCMCore
+import Foundation
+
+/// The state as files in one directory (created 0700):
+///
+///     state.json           the ledger (version 2, mode 0600), replaced atomically
+///     state.json.journal   intents and completions of the run in progress or of one that was killed
+///     state.json.lock      who holds the lock (JSON), with a lease the holder renews
+///     state.json.serial    lineage and serial of the last state this store wrote, to catch restored copies
+///
+/// Changes to the lock file happen under an flock(2) of the directory, which the kernel releases if the
+/// process dies, so taking over a dead holder's lock is never a race between two newcomers.
+package final class LocalStateStore: StateStore, @unchecked Sendable {
+    package let path: String
+    let lease: TimeInterval
+    let identity: ProcessIdentity
+    let version: String
+    let now: @Sendable () -> Date
+    let warn: @Sendable (String) -> Void
+    private let mutex = NSLock()
+    private var renewals: [String: Task<Void, Never>] = [:]
+
+    package init(
+        path: String, lease: TimeInterval = 30, identity: ProcessIdentity = .current(), version: String = "",
+        now: @escaping @Sendable () -> Date = { Date() }, warn: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.path = path
+        self.lease = lease
+        self.identity = identity
+        self.version = version
+        self.now = now
+        self.warn = warn
+    }
+
+    package var displayName: String { path }
+    package var journalPath: String { path + ".journal" }
+    package var lockPath: String { path + ".lock" }
+    package var serialPath: String { path + ".serial" }
+    var directory: String {
+        let parent = (path as NSString).deletingLastPathComponent
+        return parent.isEmpty ? "." : parent
+    }
+
+    // MARK: Reading
+
+    package func read() async throws -> StateSnapshot {
+        let stateBytes = try FileIO.readIfPresent(path, what: "state")
+        let journal = try FileIO.readIfPresent(journalPath, what: "state journal")
+        let stored = try stateBytes.map { try StateFileFormat.decode($0, source: path) }
+        if let stored { try checkNotRolledBack(stored.ledger) }
+        return try StateAssembly.snapshot(stored: stored, journal: journal, statePath: path, journalPath: journalPath)
+    }
+
+    /// A state older than the last one this store wrote is a restored copy: running on it would forget
+    /// every record made since, so it is refused until a person says so (`state push --force`).
+    private func checkNotRolledBack(_ ledger: Ledger) throws {
+        guard let bytes = try FileIO.readIfPresent(serialPath, what: "state serial record"),
+            let record = try? JSONParser.parse(bytes), let lineage = record["lineage"]?.string, let serial = record["serial"]?.int
+        else { return }
+        if lineage == ledger.lineage && ledger.serial < serial {
+            throw StateConflictError(
+                "\(path) has serial \(ledger.serial), but this store last wrote serial \(serial) of lineage \(lineage): "
+                    + "it looks like an older copy was restored, and using it would forget what was recorded since. "
+                    + "Put the newer state back, or if you mean to roll back, run `fcmctl state push --force \(path)`")
+        }
+    }
+
+    // MARK: Writing
+
+    package func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion {
+        try write(ledger, replacing: expected, force: false)
+    }
+
+    package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) throws -> StateVersion {
+        try FileIO.ensureDirectory(directory)
+        let current = try FileIO.readIfPresent(path, what: "state").map { try StateFileFormat.decode($0, source: path) }
+        let currentVersion = current.map { StateVersion(lineage: $0.ledger.lineage, serial: $0.ledger.serial) }
+        if currentVersion != expected {
+            throw StateConflictError(
+                "\(path) changed while this run worked: it expected \(Self.describe(expected)) and found \(Self.describe(currentVersion)). "
+                    + "Another run wrote it; nothing was written by this one. Run again to plan on the newer state")
+        }
+        if !force, let expected {
+            if ledger.lineage != expected.lineage {
+                throw StateConflictError("\(path): refusing to replace lineage \(expected.lineage) with \(ledger.lineage); pass --force to do so")
+            }
+            if ledger.serial <= expected.serial {
+                throw StateConflictError("\(path): refusing serial \(ledger.serial), which is not newer than the stored \(expected.serial); pass --force to do so")
+            }
+        }
+        let journal = try FileIO.readIfPresent(journalPath, what: "state journal")
+        let merged = journal.map(StateAssembly.runs) ?? []
+        try FileIO.replaceAtomically(path, with: StateFileFormat.encode(ledger, mergedRuns: merged), what: "state")
+        var record = JSONWriter()
+        record.raw("{\"lineage\":")
+        record.string(ledger.lineage)
+        record.raw(",\"serial\":")
+        record.int(ledger.serial)
+        record.raw("}\n")
+        try FileIO.replaceAtomically(serialPath, with: record.bytes, what: "state serial record")
+        // The state now holds everything the journal did (and names its runs, in case this unlink is lost).
+        if journal != nil, unlink(journalPath) != 0, errno != ENOENT {
+            warn("\(journalPath): could not remove the merged journal: \(FileIO.errnoText()); it will be skipped when read")
+        }
+        return StateVersion(lineage: ledger.lineage, serial: ledger.serial)
+    }
+
+    static func describe(_ version: StateVersion?) -> String {
+        guard let version else { return "no state" }
+        return "serial \(version.serial) of lineage \(version.lineage)"
+    }
+
+    // MARK: Journal
+
+    package func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal {
+        try FileIO.ensureDirectory(directory)
+        let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StateError("\(journalPath): cannot open the state journal: \(FileIO.errnoText()); nothing was sent")
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_size > 0 {
+            close(fd)
+            throw StateError("\(journalPath): holds records that are not in the state yet; nothing was sent. Run again: the next run folds them in first")
+        }
+        // Reserve the room the run's records will need, so a full disk stops it before the first request.
+        let room = Int64(4096 + expectedOperations * 400)
+        if let failure = Self.reserve(fd, bytes: room) {
+            close(fd)
+            unlink(journalPath)
+            throw StateError(
+                "\(journalPath): cannot reserve \(room / 1024) KiB for the state journal: \(FileIO.errnoText(failure)); free some space. Nothing was sent")
+        }
+        let header = JournalFormat.RunHeader(run: newLineage(), lineage: base.lineage, baseSerial: base.serial, started: now())
+        if let failure = FileIO.writeAll(fd, JournalFormat.encode(header)) {
+            close(fd)
+            unlink(journalPath)
+            throw StateError("\(journalPath): cannot write the state journal: \(FileIO.errnoText(failure)); nothing was sent")
+        }
+        return LocalJournal(fd: fd, path: journalPath, bytes: JournalFormat.encode(header).count)
+    }
+
+    /// glibc's fallocate is not in Swift's Glibc module (it needs _GNU_SOURCE), so it is looked up once.
+    private static let fallocate: (@convention(c) (Int32, Int32, Int64, Int64) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fallocate") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, Int64, Int64) -> Int32).self)
+    }()
+
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE: the blocks are the file's, the size (what readers see) stays.
+    /// Where the filesystem cannot reserve, free space is checked instead.
+    static func reserve(_ fd: Int32, bytes: Int64) -> Int32? {
+        if let fallocate = Self.fallocate {
+            if fallocate(fd, 1, 0, bytes) == 0 { return nil }
+            let failure = errno
+            if failure == ENOSPC || failure == EDQUOT { return failure }
+        }
+        var info = statvfs()
+        if fstatvfs(fd, &info) == 0, Int64(info.f_bavail) * Int64(info.f_frsize) < bytes { return ENOSPC }
+        return nil
+    }
+
+    // MARK: Locking
+
+    package func lock(operation: String, timeout: Duration) async throws -> StateLock {
+        try FileIO.ensureDirectory(directory)
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            switch try acquireOnce(operation: operation) {
+            case .acquired(let lock):
+                startRenewing(lock)
+                return lock
+            case .held(let holder):
+                if ContinuousClock.now >= deadline { throw StateLockedError(holder: holder, store: path, now: now()) }
+                // Waiting for another process to finish has no event to wait on here; poll the lock.
+                try await Task.sleep(for: min(.milliseconds(250), deadline - ContinuousClock.now))
+            }
+        }
+    }
+
+    enum Attempt {
+        case acquired(StateLock)
+        case held(LockInfo)
+    }
+
+    private func acquireOnce(operation: String) throws -> Attempt {
+        try withDirectoryLock {
+            let created = now()
+            let mine = LockInfo(
+                id: newLineage(), who: "\(identity.user)@\(identity.host)", host: identity.host, pid: identity.pid,
+                processStart: identity.processStart, operation: operation, created: created,
+                expires: created.addingTimeInterval(lease), version: version)
+            if let existing = try readLock() {
+                guard let reason = staleReason(existing) else { return .held(existing) }
+                warn("took over the state lock \(existing.id) of \(existing.who) (pid \(existing.pid), \(existing.operation)): \(reason)")
+            }
+            try writeLock(mine)
+            return .acquired(StateLock(info: mine))
+        }
+    }
+
+    private func staleReason(_ lock: LockInfo) -> String? {
+        if lock.host == identity.host, !ProcessIdentity.isAlive(pid: lock.pid, processStart: lock.processStart) {
+            return "that process is gone"
+        }
+        if lock.expires < now() {
+            return "its lease expired \(LockInfo.duration(Int(now().timeIntervalSince(lock.expires)))) ago"
+        }
+        return nil
+    }
+
+    func readLock() throws -> LockInfo? {
+        guard let bytes = try FileIO.readIfPresent(lockPath, what: "state lock") else { return nil }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(LockInfo.self, from: Data(bytes))
+        } catch {
+            throw StateError("\(lockPath): the state lock is not readable (\(error)); if no fcmctl run is active, delete that file")
+        }
+    }
+
+    private func writeLock(_ lock: LockInfo) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try FileIO.replaceAtomically(lockPath, with: Array(try encoder.encode(lock)) + [UInt8(ascii: "\n")], what: "state lock")
+    }
+
+    private func withDirectoryLock<T>(_ body: () throws -> T) throws -> T {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StateError("\(directory): cannot open the state directory: \(FileIO.errnoText())") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno != EINTR { throw StateError("\(directory): cannot lock the state directory: \(FileIO.errnoText())") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    private func startRenewing(_ lock: StateLock) {
+        let interval = max(lease / 3, 0.05)
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+                guard !Task.isCancelled, let self else { return }
+                self.renew(lock)
+            }
+        }
+        mutex.withLock { renewals[lock.info.id] = task }
+    }
+
+    private func renew(_ lock: StateLock) {
+        do {
+            try withDirectoryLock {
+                guard let current = try readLock(), current.id == lock.info.id else {
+                    lock.markLost()
+                    warn("the state lock \(lock.info.id) was taken over or removed; stopping before the next request")
+                    return
+                }
+                var renewed = current
+                renewed.expires = now().addingTimeInterval(lease)
+                try writeLock(renewed)
+            }
+        } catch {
+            // The next tick tries again; the lease outlasts two missed renewals.
+        }
+    }
+
+    package func unlock(_ lock: StateLock) async throws {
+        mutex.withLock { renewals.removeValue(forKey: lock.info.id) }?.cancel()
+        try withDirectoryLock {
+            guard let current = try readLock(), current.id == lock.info.id else { return }
+            if unlink(lockPath) != 0 && errno != ENOENT {
+                throw StateError("\(lockPath): cannot remove the state lock: \(FileIO.errnoText())")
+            }
+        }
+    }
+
+    package func forceUnlock(id: String) async throws -> LockInfo {
+        try withDirectoryLock {
+            guard let current = try readLock() else { throw StateError("\(path) is not locked") }
+            guard current.id == id else {
+                throw StateError("\(path) is locked by \(current.describe(now: now())), not by lock id \(id); nothing was removed")
+            }
+            if unlink(lockPath) != 0 { throw StateError("\(lockPath): cannot remove the state lock: \(FileIO.errnoText())") }
+            return current
+        }
+    }
+
+    package func currentLock() async throws -> LockInfo? { try readLock() }
+}
+
+/// Appends journal lines with one write(2) per call: once it returns, the kernel has them, and they
+/// survive the process being killed. (fsync is left to the state write: a power cut is not a kill.)
+final class LocalJournal: StateJournal, @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    private let mutex = NSLock()
+    private var written: Int
+    private var buffer: [UInt8] = []
+    private var broken: String?
+
+    init(fd: Int32, path: String, bytes: Int) {
+        self.fd = fd
+        self.path = path
+        self.written = bytes
+    }
+
+    deinit { close(fd) }
+
+    func append(_ entries: [JournalEntry]) async throws {
+        try mutex.withLock {
+            // After a failed write the last line may be torn; anything appended behind it would be damaged.
+            if let broken { throw StateError(broken) }
+            buffer.removeAll(keepingCapacity: true)
+            JournalFormat.encode(entries, into: &buffer)
+            if let failure = FileIO.writeAll(fd, buffer) {
+                broken = "\(path): cannot write the state journal: \(FileIO.errnoText(failure))"
+                throw StateError(broken!)
+            }
+            written += buffer.count
+        }
+    }
+
+    var bytesWritten: Int { get async { mutex.withLock { written } } }
+}

@@ -1,0 +1,192 @@
+import FCMCore
+
+/// The state document. Version 2 stores each registration once (`tokens`, then `fids`, each sorted) and
+/// refers to it by its position in that sequence, so a fleet's state stays small; one topic or group per
+/// line keeps it diffable. Version 1 (every membership spelled out) is read and upgraded on the next write.
+package enum StateFileFormat {
+    package static let currentVersion = 2
+
+    package struct Decoded: Sendable {
+        package var ledger: Ledger
+        package var formatVersion: Int
+        /// Journal runs already folded into this state: replaying them again must be skipped.
+        package var mergedRuns: Set<String>
+    }
+
+    package static func encode(_ ledger: Ledger, mergedRuns: Set<String> = []) -> [UInt8] {
+        var everyone = Set<Registration>()
+        for members in ledger.topics.values { everyone.formUnion(members) }
+        for group in ledger.groups.values { everyone.formUnion(group.members) }
+        for members in ledger.pending.subscriptions.values { everyone.formUnion(members) }
+        let tokens = everyone.filter { $0.kind == .token }.map(\.value).sorted()
+        let fids = everyone.filter { $0.kind == .fid }.map(\.value).sorted()
+        var position: [Registration: Int] = [:]
+        position.reserveCapacity(everyone.count)
+        for (index, value) in tokens.enumerated() { position[Registration(value: value, kind: .token)] = index }
+        for (index, value) in fids.enumerated() { position[Registration(value: value, kind: .fid)] = tokens.count + index }
+
+        let memberships = ledger.topics.values.reduce(0) { $0 + $1.count }
+        var out = JSONWriter(capacity: (tokens.count + fids.count) * 170 + memberships * 8 + 4096)
+        out.raw("{\n\"version\": ")
+        out.int(currentVersion)
+        out.raw(",\n\"lineage\": ")
+        out.string(ledger.lineage)
+        out.raw(",\n\"serial\": ")
+        out.int(ledger.serial)
+        if !mergedRuns.isEmpty {
+            out.raw(",\n\"merged_runs\": [")
+            for (index, run) in mergedRuns.sorted().enumerated() {
+                if index > 0 { out.raw(", ") }
+                out.string(run)
+            }
+            out.raw("]")
+        }
+        func list(_ values: [String]) {
+            out.raw("[")
+            for (index, value) in values.enumerated() {
+                out.raw(index == 0 ? "\n  " : ",\n  ")
+                out.string(value)
+            }
+            out.raw(values.isEmpty ? "]" : "\n]")
+        }
+        func references(_ members: Set<Registration>) {
+            out.raw("[")
+            for (index, reference) in members.map({ position[$0]! }).sorted().enumerated() {
+                if index > 0 { out.raw(",") }
+                out.int(reference)
+            }
+            out.raw("]")
+        }
+        func topicMap(_ topics: [String: Set<Registration>], indent: StaticString, closing: StaticString) {
+            out.raw("{")
+            for (index, name) in topics.keys.sorted().enumerated() {
+                out.raw(index == 0 ? "\n" : ",\n")
+                out.raw(indent)
+                out.string(name)
+                out.raw(": ")
+                references(topics[name]!)
+            }
+            if topics.isEmpty {
+                out.raw("}")
+            } else {
+                out.raw(closing)
+            }
+        }
+        out.raw(",\n\"tokens\": ")
+        list(tokens)
+        out.raw(",\n\"fids\": ")
+        list(fids)
+        out.raw(",\n\"groups\": {")
+        for (index, name) in ledger.groups.keys.sorted().enumerated() {
+            let group = ledger.groups[name]!
+            out.raw(index == 0 ? "\n  " : ",\n  ")
+            out.string(name)
+            out.raw(": {\"members\": ")
+            references(group.members)
+            if group.protect { out.raw(", \"protect\": true") }
+            out.raw("}")
+        }
+        out.raw(ledger.groups.isEmpty ? "}" : "\n}")
+        out.raw(",\n\"topics\": ")
+        topicMap(ledger.topics, indent: "  ", closing: "\n}")
+        if !ledger.pending.isEmpty {
+            out.raw(",\n\"pending\": {\n  \"groups\": [")
+            for (index, name) in ledger.pending.groups.sorted().enumerated() {
+                if index > 0 { out.raw(", ") }
+                out.string(name)
+            }
+            out.raw("],\n  \"subscriptions\": ")
+            topicMap(ledger.pending.subscriptions, indent: "    ", closing: "\n  }")
+            out.raw("\n}")
+        }
+        out.raw("\n}\n")
+        return out.bytes
+    }
+
+    /// `source` names the file in errors.
+    package static func decode(_ bytes: some Collection<UInt8>, source: String) throws -> Decoded {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch let error as JSONParseError {
+            throw StateError("\(source): the state is not valid JSON (\(error)); restore it from a backup, or move it aside to start afresh")
+        }
+        func invalid(_ field: String, _ problem: String) -> StateError {
+            StateError("\(source): the state is not valid fcmctl state: field '\(field)' \(problem); restore it from a backup")
+        }
+        guard let version = document["version"]?.int else { throw invalid("version", "is missing or not a number") }
+        guard version <= currentVersion else {
+            throw StateError("\(source): state format version \(version) is newer than this fcmctl understands (\(currentVersion)); upgrade fcmctl")
+        }
+        guard let lineage = document["lineage"]?.string, !lineage.isEmpty else { throw invalid("lineage", "is missing") }
+        guard let serial = document["serial"]?.int, serial >= 0 else { throw invalid("serial", "is missing or negative") }
+        var ledger = Ledger(lineage: lineage, serial: serial)
+        let merged = Set(document["merged_runs"]?.array?.compactMap(\.string) ?? [])
+        switch version {
+        case 1: try decodeVersion1(document, into: &ledger, invalid: invalid)
+        default: try decodeVersion2(document, into: &ledger, invalid: invalid)
+        }
+        return Decoded(ledger: ledger, formatVersion: version, mergedRuns: merged)
+    }
+
+    private static func decodeVersion2(
+        _ document: JSONValue, into ledger: inout Ledger, invalid: (String, String) -> StateError
+    ) throws {
+        var registrations: [Registration] = []
+        for (field, kind) in [("tokens", Registration.Kind.token), ("fids", .fid)] {
+            guard let values = (document[field] ?? .array([])).array else { throw invalid(field, "is not a list") }
+            for value in values {
+                guard let text = value.string, !text.isEmpty else { throw invalid(field, "holds something that is not a registration") }
+                registrations.append(Registration(value: text, kind: kind))
+            }
+        }
+        func members(_ value: JSONValue?, _ field: String) throws -> Set<Registration> {
+            guard let references = value?.array else { throw invalid(field, "is not a list of registration positions") }
+            var set = Set<Registration>(minimumCapacity: references.count)
+            for reference in references {
+                guard let position = reference.int, registrations.indices.contains(position) else {
+                    throw invalid(field, "refers to a registration that is not in 'tokens' or 'fids'")
+                }
+                set.insert(registrations[position])
+            }
+            return set
+        }
+        for (name, value) in document["groups"]?.object ?? [:] {
+            let group = LedgerGroup(
+                members: try members(value["members"], "groups.\(name).members"), protect: value["protect"]?.bool ?? false)
+            ledger.groups[name] = group
+        }
+        for (name, value) in document["topics"]?.object ?? [:] {
+            let set = try members(value, "topics.\(name)")
+            if !set.isEmpty { ledger.topics[name] = set }
+        }
+        if let pending = document["pending"] {
+            ledger.pending.groups = Set(pending["groups"]?.array?.compactMap(\.string) ?? [])
+            for (name, value) in pending["subscriptions"]?.object ?? [:] {
+                let set = try members(value, "pending.subscriptions.\(name)")
+                if !set.isEmpty { ledger.pending.subscriptions[name] = set }
+            }
+        }
+    }
+
+    /// Version 1: `{"token": …}` or `{"fid": …}` objects spelled out in every membership.
+    private static func decodeVersion1(
+        _ document: JSONValue, into ledger: inout Ledger, invalid: (String, String) -> StateError
+    ) throws {
+        func registration(_ value: JSONValue, _ field: String) throws -> Registration {
+            if let fid = value["fid"]?.string { return Registration(value: fid, kind: .fid) }
+            if let token = value["token"]?.string { return Registration(value: token, kind: .token) }
+            throw invalid(field, "holds something that is not a registration")
+        }
+        for (name, value) in document["groups"]?.object ?? [:] {
+            guard let list = value["members"]?.array else { throw invalid("groups.\(name).members", "is missing") }
+            ledger.groups[name] = LedgerGroup(
+                members: Set(try list.map { try registration($0, "groups.\(name).members") }), protect: value["protect"]?.bool ?? false)
+        }
+        for (name, value) in document["topics"]?.object ?? [:] {
+            guard let list = value.array else { throw invalid("topics.\(name)", "is not a list") }
+            let set = Set(try list.map { try registration($0, "topics.\(name)") })
+            if !set.isEmpty { ledger.topics[name] = set }
+        }
+    }
+}
