@@ -67,6 +67,8 @@ let package = Package(
         .testTarget(
             name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"], exclude: ["Fixtures"],
             swiftSettings: codeSettings),
+        .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",

@@ -12,11 +12,12 @@ package struct FCMCtl: AsyncParsableCommand {
         abstract: "Keep Firebase Cloud Messaging device groups and topic subscriptions as code.",
         discussion: """
             Exit codes: 0 success (plan: no changes with --detailed-exitcode), 1 error, 2 changes present \
-            (--detailed-exitcode), 3 apply partly failed, 64 usage error. 4 (state locked) and 5 (saved plan \
-            stale) are reserved for state locking and saved plans, which this version does not have yet.
+            (--detailed-exitcode), 3 apply partly failed (re-running is safe), 4 the state is locked by another \
+            run (the holder is printed; see --lock-timeout and `state unlock`), 64 usage error. 5 (saved plan \
+            stale) is reserved for saved plans, which this version does not have yet.
             """,
         version: version,
-        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, SendCommand.self, VersionCommand.self])
+        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, StateCommand.self, SendCommand.self, VersionCommand.self])
 
     package init() {}
 

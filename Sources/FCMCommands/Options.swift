@@ -25,6 +25,10 @@ struct StateOptions: ParsableArguments {
 }
 
 struct RunOptions: ParsableArguments {
+    init() {}
+
+    init(showTokens: Bool) { self.showTokens = showTokens }
+
     @Flag(help: "Show registrations in full instead of redacted.")
     var showTokens = false
 

@@ -36,6 +36,8 @@ final class Pipeline {
 
     var resolvedStatePath: String { statePath ?? defaultStatePath }
 
+    func overrideStatePath(_ path: String) { statePath = path }
+
     /// Prints every diagnostic in the chosen format; fails with exit 1 if any is an error, before anything is sent.
     static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
         let result = ManifestLoader().load(paths: paths)

@@ -21,11 +21,22 @@ package protocol StateStore: Sendable {
 
     /// Writes `ledger` (its own lineage and serial) if the stored state is still `expected` (nil: none
     /// yet), and folds the journal into it. A lost race throws `StateConflictError` and writes nothing.
-    func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion
+    /// With `force`, a different lineage or a lower serial is accepted (`state push --force`); the
+    /// compare-and-swap on `expected` still holds.
+    func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion
+
+    /// What is stored now, read without replaying or judging it (for `state push --force`).
+    func storedVersion() async throws -> StateVersion?
 
     /// Starts the journal of a run on top of `base`, after proving it can be written and has room for
     /// about `expectedOperations` operations. Fails, before anything is sent, if not.
     func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal
+}
+
+extension StateStore {
+    package func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion {
+        try await write(ledger, replacing: expected, force: false)
+    }
 }
 
 /// Completed operations and intents of one run, in order. An append returns once the records would

@@ -25,11 +25,21 @@ package final class InMemoryStateStore: StateStore, @unchecked Sendable {
         return try StateAssembly.snapshot(stored: stored, journal: journal, statePath: "memory", journalPath: "memory journal")
     }
 
-    package func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion {
+    package func storedVersion() async throws -> StateVersion? {
+        let state: [UInt8]? = mutex.withLock { self.state }
+        return try state.map { try StateFileFormat.decode($0, source: "memory") }.map {
+            StateVersion(lineage: $0.ledger.lineage, serial: $0.ledger.serial)
+        }
+    }
+
+    package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion {
         try mutex.withLock {
             let current = try state.map { try StateFileFormat.decode($0, source: "memory") }
             let version = current.map { StateVersion(lineage: $0.ledger.lineage, serial: $0.ledger.serial) }
             guard version == expected else { throw StateConflictError("memory: the state changed since it was read") }
+            if !force, let version, ledger.lineage != version.lineage || ledger.serial <= version.serial {
+                throw StateConflictError("memory: refusing lineage \(ledger.lineage) serial \(ledger.serial) over serial \(version.serial)")
+            }
             state = StateFileFormat.encode(ledger, mergedRuns: StateAssembly.runs(in: journal))
             journal = []
             return StateVersion(lineage: ledger.lineage, serial: ledger.serial)

@@ -67,14 +67,14 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
 
     // MARK: Writing
 
-    package func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion {
-        try write(ledger, replacing: expected, force: false)
+    package func storedVersion() async throws -> StateVersion? {
+        try FileIO.readIfPresent(path, what: "state").map { try StateFileFormat.decode($0, source: path) }
+            .map { StateVersion(lineage: $0.ledger.lineage, serial: $0.ledger.serial) }
     }
 
-    package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) throws -> StateVersion {
+    package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion {
         try FileIO.ensureDirectory(directory)
-        let current = try FileIO.readIfPresent(path, what: "state").map { try StateFileFormat.decode($0, source: path) }
-        let currentVersion = current.map { StateVersion(lineage: $0.ledger.lineage, serial: $0.ledger.serial) }
+        let currentVersion = try await storedVersion()
         if currentVersion != expected {
             throw StateConflictError(
                 "\(path) changed while this run worked: it expected \(Self.describe(expected)) and found \(Self.describe(currentVersion)). "

@@ -1,0 +1,83 @@
+import FCMCore
+import FCMState
+import Foundation
+import Testing
+
+@Suite struct JournalTests {
+    let a = Registration(value: "a:APA91b", kind: .token)
+    let b = Registration(value: "b:APA91b", kind: .token)
+    let f = Registration(value: "cR1rjyj4_KcAPA91bGusQ2", kind: .fid)
+
+    func journal(_ lineage: String, _ entries: [JournalEntry], run: String = "run1") -> [UInt8] {
+        var bytes = JournalFormat.encode(JournalFormat.RunHeader(run: run, lineage: lineage, baseSerial: 1, started: Date(timeIntervalSince1970: 0)))
+        JournalFormat.encode(entries, into: &bytes)
+        return bytes
+    }
+
+    @Test(arguments: [
+        JournalEntry.intent(id: 1, .subscribed(topic: "news", registration: Registration(value: "a:APA91b\"q\\", kind: .token))),
+        .intent(id: 2, .unsubscribed(topic: "t%1", registration: Registration(value: "cR1rjyj4_KcAPA91bGusQ2", kind: .fid))),
+        .intent(id: 3, .group(name: "fam", members: [Registration(value: "x:APA91b", kind: .token)])),
+        .done(ids: [1, 2, 30]),
+        .gone(ids: [4]),
+    ])
+    func linesDecodeToTheSameEntry(entry: JournalEntry) throws {
+        var bytes: [UInt8] = []
+        JournalFormat.encode([entry], into: &bytes)
+        #expect(bytes.last == UInt8(ascii: "\n"))
+        #expect(try JournalFormat.decodeLine(bytes.dropLast()) == .entry(entry))
+    }
+
+    @Test func completionsBecomeRecordsAndOpenIntentsBecomePending() throws {
+        let bytes = journal("L", [
+            .intent(id: 1, .subscribed(topic: "news", registration: a)),
+            .intent(id: 2, .subscribed(topic: "news", registration: b)),
+            .intent(id: 3, .subscribed(topic: "news", registration: f)),
+            .intent(id: 4, .group(name: "fam", members: [a])),
+            .done(ids: [1]), .gone(ids: [3]),
+        ])
+        let snapshot = try StateAssembly.snapshot(stored: nil, journal: bytes, statePath: "s", journalPath: "j")
+        #expect(snapshot.ledger.lineage == "L")
+        #expect(snapshot.version == nil)
+        #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
+        #expect(snapshot.ledger.pending.subscriptions == ["news": [b]])
+        #expect(snapshot.ledger.pending.groups == ["fam"])
+        #expect(snapshot.pendingIntents == 2)
+        #expect(snapshot.needsWrite)
+    }
+
+    @Test func tornLastLineIsIgnoredWithAWarning() throws {
+        var bytes = journal("L", [.intent(id: 1, .subscribed(topic: "news", registration: a)), .done(ids: [1])])
+        bytes += Array(#"{"intent":2,"subscribe":"news","tok"#.utf8)
+        let snapshot = try StateAssembly.snapshot(stored: nil, journal: bytes, statePath: "s", journalPath: "j")
+        #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
+        #expect(snapshot.warnings == ["j:4: ignored a torn last line (the run writing it was killed); FCM will be re-read for it"])
+    }
+
+    @Test func damagedLineBeforeTheEndIsAnErrorNamingIt() {
+        var bytes = journal("L", [.intent(id: 1, .subscribed(topic: "news", registration: a))])
+        bytes += Array("garbage\n".utf8)
+        JournalFormat.encode([.done(ids: [1])], into: &bytes)
+        #expect { try StateAssembly.snapshot(stored: nil, journal: bytes, statePath: "s", journalPath: "dir/state.json.journal") } throws: {
+            "\($0)".hasPrefix("dir/state.json.journal:3: not a valid journal record")
+        }
+    }
+
+    @Test func journalOfAnotherLineageIsRefused() throws {
+        let stored = try StateFileFormat.decode(StateFileFormat.encode(Ledger(lineage: "mine", serial: 3)), source: "s")
+        #expect {
+            try StateAssembly.snapshot(stored: stored, journal: journal("theirs", []), statePath: "s", journalPath: "j")
+        } throws: { "\($0)".contains("belongs to state lineage theirs, not mine") }
+    }
+
+    /// A write folds the journal in and names its runs: if the journal's removal is lost, the runs are
+    /// not replayed twice (which could resurrect a record removed since).
+    @Test func runsAlreadyMergedAreSkipped() throws {
+        var ledger = Ledger(lineage: "L", serial: 3)
+        ledger.recordSubscription(a, topic: "news")
+        let stored = try StateFileFormat.decode(StateFileFormat.encode(ledger, mergedRuns: ["run1"]), source: "s")
+        let bytes = journal("L", [.intent(id: 1, .subscribed(topic: "gone", registration: b)), .done(ids: [1])], run: "run1")
+        let snapshot = try StateAssembly.snapshot(stored: stored, journal: bytes, statePath: "s", journalPath: "j")
+        #expect(snapshot.ledger.topics == ["news": [a]])
+    }
+}
