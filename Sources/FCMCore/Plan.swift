@@ -54,6 +54,14 @@ package struct TopicChange: Hashable, Sendable {
     /// Known registrations that already hold the subscription and stay.
     package var unchanged: Int
 
+    package init(name: String, ownership: Ownership, added: [Registration], removed: [Registration], unchanged: Int) {
+        self.name = name
+        self.ownership = ownership
+        self.added = added
+        self.removed = removed
+        self.unchanged = unchanged
+    }
+
     package var address: String { "topic/\(name)" }
 }
 

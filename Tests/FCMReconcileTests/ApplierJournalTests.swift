@@ -1,0 +1,99 @@
+import FCMCore
+import FCMReconcile
+import FCMState
+import Foundation
+import Testing
+
+/// A service that checks, at every request, that the journal already holds the intent for it.
+final class JournalCheckingService: FCMService, @unchecked Sendable {
+    let store: InMemoryStateStore
+    let batchSize: Int
+    private let lock = NSLock()
+    private(set) var requests: [(topic: String, registrations: [Registration])] = []
+    private(set) var requestsWithoutIntent = 0
+
+    init(store: InMemoryStateStore, batchSize: Int = 1) {
+        self.store = store
+        self.batchSize = batchSize
+    }
+
+    private var found = Set<String>()
+    private var linesRead = 0
+
+    /// Reads only the lines added since the last call, so checking stays linear.
+    func intentsInJournal() throws -> Set<String> {
+        try lock.withLock {
+            let (lines, _) = StateAssembly.lines(store.journalBytes)
+            for (_, line) in lines.dropFirst(linesRead) {
+                if case .entry(.intent(_, .subscribed(let topic, let registration))) = try JournalFormat.decodeLine(line) {
+                    found.insert("\(topic) \(registration.value)")
+                }
+            }
+            linesRead = lines.count
+            return found
+        }
+    }
+
+    var topicBatchSize: Int { batchSize }
+
+    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration: SubscriptionOutcome] {
+        let intents = try intentsInJournal()
+        lock.withLock {
+            requests.append((topic, registrations))
+            requestsWithoutIntent += registrations.filter { !intents.contains("\(topic) \($0.value)") }.count
+        }
+        return Dictionary(uniqueKeysWithValues: registrations.map { ($0, SubscriptionOutcome.done) })
+    }
+
+    func groupKey(name: String) async throws -> String? { nil }
+    func groupMembers(name: String, key: String) async throws -> Set<Registration> { [] }
+    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
+    func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
+    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] { [] }
+    func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] { [] }
+    func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] { [] }
+}
+
+@Suite struct ApplierJournalTests {
+    func plan(_ count: Int) -> Plan {
+        let members = (0..<count).map { Registration(value: "r\($0):APA91b", kind: .token) }
+        return Plan(topics: [TopicChange(name: "news", ownership: .additive, added: members, removed: [], unchanged: 0)])
+    }
+
+    @Test(arguments: [1, 1000])
+    func everyRequestHasItsIntentJournaledFirstAndJournalWritesAreGrouped(batchSize: Int) async throws {
+        let store = InMemoryStateStore()
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedOperations: 2000)
+        let service = JournalCheckingService(store: store, batchSize: batchSize)
+        let (report, ledger) = await Applier(service: service, parallelism: 16, window: 256)
+            .apply(plan(2000), observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
+        #expect(report.succeeded)
+        #expect(service.requestsWithoutIntent == 0)
+        #expect(service.requests.reduce(0) { $0 + $1.registrations.count } == 2000)
+        #expect(ledger.managedSubscribers(of: "news").count == 2000)
+        // The journal alone reproduces the same ledger.
+        let replayed = try await store.read()
+        #expect(replayed.ledger.topics == ledger.topics)
+        #expect(replayed.ledger.pending.isEmpty)
+    }
+
+    @Test func aJournalThatStopsAcceptingWritesStopsTheRequests() async throws {
+        let store = InMemoryStateStore()
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedOperations: 2000)
+        store.failJournalAfter = 2
+        let service = JournalCheckingService(store: store)
+        let (report, _) = await Applier(service: service, parallelism: 8, window: 256)
+            .apply(plan(2000), observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
+        #expect(report.stopped?.contains("no space left") == true)
+        #expect(service.requestsWithoutIntent == 0)
+        #expect(report.notAttempted == 2000 - service.requests.count)
+        #expect(service.requests.count <= 512)
+        // What was sent is recorded or pending: nothing is lost.
+        let snapshot = try await store.read()
+        let known = snapshot.ledger.managedSubscribers(of: "news").union(snapshot.ledger.pending.subscriptions["news"] ?? [])
+        #expect(Set(service.requests.flatMap(\.registrations)).isSubset(of: known))
+    }
+}
