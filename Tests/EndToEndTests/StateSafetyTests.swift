@@ -41,12 +41,12 @@ import Testing
     }
 
     @Test func killedFirstApplyLosesNoRecordAndItsLockDoesNotBlock() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--latency", "10ms"])
+        let emulator = try EmulatorProcess(arguments: ["--latency", "20ms"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 50, topics: 20))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
-        let victim = try BackgroundRun(["apply", "--auto-approve", "--parallelism", "16"] + common, environment: env)
+        let victim = try BackgroundRun(["apply", "--auto-approve", "--parallelism", "8"] + common, environment: env)
         #expect(try await waitUntil { try await subscriptionCount(emulator) >= 200 })
         victim.killNow()
         let made = try await subscriptionCount(emulator)
