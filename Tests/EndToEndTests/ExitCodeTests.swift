@@ -70,3 +70,16 @@ import Testing
         #expect(result.stdout == "fcmctl 0.1.0\n")
     }
 }
+
+/// The exit-code contract as `--help` states it, read from the built binary.
+@Suite struct HelpExitCodeTests {
+    @Test func helpStatesExitCodeFourAsReal() throws {
+        let help = try CLI.runBinary(["--help"])
+        #expect(help.code == 0)
+        let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+        #expect(text.contains("4 the state is locked by another run"), "\(help.stdout)")
+        #expect(!text.contains("4 (state locked)"))
+        let state = try CLI.runBinary(["state", "--help"])
+        for command in ["list", "show", "rm", "pull", "push", "unlock"] { #expect(state.stdout.contains("  \(command) "), "\(state.stdout)") }
+    }
+}
