@@ -6,6 +6,9 @@
   sdk      the same 100,000 changes, no latency, no quota, side by side with the official firebase-admin
            Python SDK's subscribe_to_topic: wall-clock and CPU time of each client process.
   refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency.
+  cpu      fcmctl's CPU per change for the same 100,000 changes (no latency, no quota), best of --runs, for
+           this build and, with --compare OTHER_FCMCTL, another build alternating in the same run (a
+           before/after of a change: build the older commit into its own folder first).
 
 Build first: swift build -c release
 """
@@ -158,14 +161,40 @@ def refresh(args):
           f"whole plan {wall:.2f} s wall, CPU {cpu:.2f} s; --parallelism {args.parallelism}")
 
 
+def cpu(args):
+    fleet = generate("/tmp/fcmctl-bench-100k", 10_000, 10, 10)
+    binaries = [("this build", FCMCTL)] + ([("compared", args.compare)] if args.compare else [])
+    results = {name: [] for name, _ in binaries}
+    for _ in range(args.runs):
+        for name, binary in binaries:
+            emulator = Emulator("--subscription-qps", "0")
+            try:
+                state = os.path.join(emulator.directory, "state.json")
+                code, output, wall, used = run([binary, "apply", "--auto-approve", "-f", fleet, "--state", state,
+                                                "--parallelism", str(args.parallelism), "--qps", "0"], {"FCM_EMULATOR_HOST": emulator.host})
+                if code != 0 or emulator.stats()["subscriptions"] != 100_000:
+                    sys.exit(output)
+            finally:
+                emulator.stop()
+            results[name].append((used, wall))
+    for name, samples in results.items():
+        used, wall = min(samples)
+        print(f"cpu: {name:10} best of {args.runs}: CPU {used:6.2f} s = {used / 100_000 * 1e6:6.1f} us/change, wall {wall:6.2f} s")
+    if args.compare:
+        mine, other = min(results["this build"])[0], min(results["compared"])[0]
+        print(f"cpu: this build uses {(mine / other - 1) * 100:+.1f}% CPU per change against the compared build")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("which", nargs="*", default=["quota", "sdk", "refresh"])
     parser.add_argument("--parallelism", type=int, default=256)
     parser.add_argument("--qps", type=float, default=2900)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--compare", help="another fcmctl binary, for `cpu`")
     args = parser.parse_args()
     for name in args.which:
-        {"quota": quota, "sdk": sdk, "refresh": refresh}[name](args)
+        {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu}[name](args)
 
 
 if __name__ == "__main__":
