@@ -1,7 +1,7 @@
 # The two set-up commands of the README: `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build demo test bench clean
+.PHONY: deps build demo test chaos bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -17,6 +17,10 @@ test:
 	$(SWIFT) build
 	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk
 	$(SWIFT) test
+	python3 scripts/chaos/kill-apply --trials 3 --seed 1
+
+chaos: build
+	python3 scripts/chaos/kill-apply --trials 20
 
 clean:
 	rm -rf .build
