@@ -38,21 +38,23 @@ package struct Applier: Sendable {
     package func apply(
         _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil
     ) async -> (ApplyReport, Ledger) {
-        var run = Run(ledger: ledger, journal: journal, lock: lock)
+        let run = Run(ledger: ledger, journal: journal, lock: lock)
         for change in plan.groups {
-            await applyGroup(change, observed: observed.groups[change.name], run: &run)
+            await applyGroup(change, observed: observed.groups[change.name], run: run)
             if run.report.stopped != nil { break }
         }
         let batches = Self.batches(plan.topics, size: service.topicBatchSize)
         if run.report.stopped == nil {
-            await applyBatches(batches, run: &run)
+            await applyBatches(batches, run: run)
         } else {
             run.report.notAttempted += batches.reduce(0) { $0 + $1.registrations.count }
         }
         return (run.report, run.ledger)
     }
 
-    struct Run {
+    /// One apply's mutable progress, owned by the task running it (a class: the task group's body and the
+    /// helpers share it without inout captures).
+    final class Run {
         var ledger: Ledger
         let journal: any StateJournal
         let lock: StateLock?
@@ -67,7 +69,7 @@ package struct Applier: Sendable {
         }
 
         /// Writes `entries` (and the gathered completions) or records why the run must stop.
-        mutating func journal(_ entries: [JournalEntry]) async -> Bool {
+        func journal(_ entries: [JournalEntry]) async -> Bool {
             if let lock, lock.isLost {
                 report.stopped = "the state lock \(lock.info.id) was lost (taken over or removed); stopped before sending more"
                 return false
@@ -82,13 +84,13 @@ package struct Applier: Sendable {
             }
         }
 
-        mutating func completed(_ ids: [Int], gone: Bool) {
+        func completed(_ ids: [Int], gone: Bool) {
             guard !ids.isEmpty else { return }
             completions.append(gone ? .gone(ids: ids) : .done(ids: ids))
         }
     }
 
-    func applyGroup(_ change: GroupChange, observed: ObservedGroup?, run: inout Run) async {
+    func applyGroup(_ change: GroupChange, observed: ObservedGroup?, run: Run) async {
         var key = observed?.notificationKey
         var members = observed?.members ?? []
         for (index, step) in change.steps.enumerated() {
@@ -148,7 +150,12 @@ package struct Applier: Sendable {
 
     typealias BatchResult = Result<[Registration: SubscriptionOutcome], any Error>
 
-    func applyBatches(_ batches: [SubscriptionBatch], run: inout Run) async {
+    struct BatchAnswer: Sendable {
+        var index: Int
+        var result: BatchResult
+    }
+
+    func applyBatches(_ batches: [SubscriptionBatch], run: Run) async {
         guard !batches.isEmpty else {
             _ = await run.journal([])
             return
@@ -160,8 +167,8 @@ package struct Applier: Sendable {
         let service = self.service
         let parallelism = self.parallelism
         let window = self.window
-        await withTaskGroup(of: (Int, BatchResult).self) { group in
-            func launchMore(_ run: inout Run) async {
+        await withTaskGroup(of: BatchAnswer.self) { group in
+            while true {
                 while next < batches.count, inFlight < parallelism, run.report.stopped == nil {
                     if next == intentsUpTo {
                         var entries: [JournalEntry] = []
@@ -176,35 +183,34 @@ package struct Applier: Sendable {
                             operations += batch.registrations.count
                             intentsUpTo += 1
                         }
-                        guard await run.journal(entries) else { return }
+                        guard await run.journal(entries) else { break }
                     }
                     let index = next
                     let batch = batches[index]
                     group.addTask {
                         do {
-                            return (index, .success(try await service.performBatch(topic: batch.topic, action: batch.action, batch.registrations)))
+                            let outcomes = try await service.performBatch(topic: batch.topic, action: batch.action, batch.registrations)
+                            return BatchAnswer(index: index, result: .success(outcomes))
                         } catch {
-                            return (index, .failure(error))
+                            return BatchAnswer(index: index, result: .failure(error))
                         }
                     }
                     next += 1
                     inFlight += 1
                 }
-            }
-            await launchMore(&run)
-            while let (index, result) = await group.next() {
+                guard let answer = await group.next() else { break }
                 inFlight -= 1
-                record(batches[index], firstID: firstID[index], result: result, run: &run)
+                precondition(answer.index < batches.count, "answer \(answer.index) of \(batches.count) batches")
+                record(batches[answer.index], firstID: firstID[answer.index], result: answer.result, run: run)
                 // Completions ride along with the next window of intents; on their own only when they pile up.
                 if run.completions.count >= window { _ = await run.journal([]) }
-                await launchMore(&run)
             }
         }
         if !run.completions.isEmpty { _ = await run.journal([]) }
         run.report.notAttempted += batches[next...].reduce(0) { $0 + $1.registrations.count }
     }
 
-    func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: inout Run) {
+    func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: Run) {
         let address = "topic/\(batch.topic)"
         var done: [Int] = []
         var gone: [Int] = []
