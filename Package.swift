@@ -49,6 +49,8 @@ let package = Package(
             ],
             swiftSettings: codeSettings),
         .executableTarget(name: "fcmctl", dependencies: ["FCMCommands"], swiftSettings: codeSettings),
+        // Fakes for tests: an in-memory FCM; the in-memory state store lives in FCMState.
+        .target(name: "FCMTestSupport", dependencies: ["FCMCore", "FCMState"], swiftSettings: codeSettings),
         .target(
             name: "FCMEmulator",
             dependencies: [
@@ -72,7 +74,7 @@ let package = Package(
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FCMCommands", "FCMClient", "FCMCore", "FCMState"],
+            dependencies: ["FCMCommands", "FCMClient", "FCMCore", "FCMState", "FCMTestSupport"],
             swiftSettings: codeSettings),
     ]
 )

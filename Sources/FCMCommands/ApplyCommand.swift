@@ -23,8 +23,9 @@ struct ApplyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let pipeline = Pipeline(manifest: manifest, state: state, options: run)
-        let (service, transport) = try pipeline.start()
-        defer { transport.shutdown() }
+        let connection = try pipeline.start()
+        defer { connection.shutdown() }
+        let service = connection.service
         let store = pipeline.openStore()
         try await pipeline.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", options: locking) { lock in
             try await apply(pipeline: pipeline, service: service, store: store, lock: lock)

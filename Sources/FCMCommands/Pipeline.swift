@@ -22,7 +22,7 @@ final class Pipeline {
     private var statePath: String?
     private let defaultStatePath: String
     private var desired: DesiredState?
-    let statistics = SendStatistics()
+    private var connection: Connection?
 
     var console: Console { Console.current }
 
@@ -68,48 +68,22 @@ final class Pipeline {
         return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(path)
     }
 
-    /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
-    /// the project shared by every request.
-    func connect(project: ProjectSettings) throws -> (FCMHTTPService, CurlTransport) {
-        let environment = console.environment
-        let source: CredentialSource
+    /// Connects through the world (the libcurl client, or fakes in tests).
+    func connect(project: ProjectSettings) throws -> Connection {
+        let options = ConnectOptions(
+            parallelism: self.options.parallelism, qps: self.options.qps, endpoint: self.options.endpoint, verbose: self.options.verbose,
+            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true))
         do {
-            source = try CredentialResolver.resolve(environment: environment)
+            let connection = try World.current.connect(project, options)
+            self.connection = connection
+            return connection
         } catch {
             throw fail("\(error)")
         }
-        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism))
-        let credentials: any AccessTokenProvider
-        do {
-            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
-        } catch {
-            transport.shutdown()
-            throw fail("\(error)")
-        }
-        var endpoints = FCMEndpoints.production
-        if case .emulator(let host) = source { endpoints = .emulator(hostAndPort: host) }
-        if let base = options.endpoint ?? environment["FCM_ENDPOINT"], !base.isEmpty {
-            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-            endpoints = FCMEndpoints(fcmBase: trimmed, iidBase: trimmed, usesEmulator: false)
-        }
-        var project = project
-        if project.id.isEmpty {
-            project.id = environment["GOOGLE_CLOUD_PROJECT"] ?? environment["GCLOUD_PROJECT"] ?? Self.keyFileProject(source) ?? ""
-        }
-        if project.id.isEmpty && !(desired?.topics.isEmpty ?? true) {
-            transport.shutdown()
-            throw fail("no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
-        }
-        if options.verbose {
-            console.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")
-        }
-        let limiter = RateLimiter(perSecond: options.qps, clock: SystemPacingClock())
-        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, statistics: statistics)
-        return (FCMHTTPService(sender: sender, endpoints: endpoints, project: project), transport)
     }
 
     /// Loads the manifests and connects: the common start of every command that talks to FCM.
-    func start() throws -> (FCMHTTPService, CurlTransport) {
+    func start() throws -> Connection {
         let desired = try loadDesired()
         self.desired = desired
         return try connect(project: desired.project)
@@ -120,24 +94,17 @@ final class Pipeline {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
-    static func keyFileProject(_ source: CredentialSource) -> String? {
-        guard case .serviceAccount(let path) = source else { return nil }
-        return (try? ServiceAccountKey(path: path))?.projectID
-    }
-
     /// `--verbose`: what happened on the wire, counted.
     func reportStatistics() {
         guard options.verbose else { return }
-        let counts = statistics.snapshot.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let counts = (connection?.statistics() ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         console.err("Requests: \(counts)")
     }
 
     /// The state store for this run; its warnings go to stderr.
-    func openStore() -> LocalStateStore {
+    func openStore() -> any StateStore {
         let console = self.console
-        return LocalStateStore(
-            path: resolvedStatePath, identity: .current(environment: console.environment), version: FCMCtl.version,
-            warn: { console.err("warning: \($0)") })
+        return World.current.store(resolvedStatePath) { console.err("warning: \($0)") }
     }
 
     /// Reads the state, printing what the read had to say (a replayed journal, a torn line).

@@ -17,8 +17,9 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let pipeline = Pipeline(manifest: manifest, state: state, options: run)
-        let (service, transport) = try pipeline.start()
-        defer { transport.shutdown() }
+        let connection = try pipeline.start()
+        defer { connection.shutdown() }
+        let service = connection.service
         let store = pipeline.openStore()
         let computed = try await pipeline.withStateLock(store, operation: "plan", options: locking) { _ in
             try await pipeline.compute(service: service, store: store)

@@ -53,8 +53,9 @@ struct SendCommand: AsyncParsableCommand {
         var options = run
         options.allowEmpty = true
         let pipeline = Pipeline(manifest: manifest, state: try StateOptions.parse([]), options: options)
-        let (service, transport) = try pipeline.connect(project: settings)
-        defer { transport.shutdown() }
+        let connection = try pipeline.connect(project: settings)
+        defer { connection.shutdown() }
+        guard let service = connection.live else { throw fail("sending messages needs the FCM client; this world has none") }
         guard !service.project.id.isEmpty else {
             throw fail("no project id: pass --project, -f with a manifest, or set GOOGLE_CLOUD_PROJECT")
         }

@@ -71,7 +71,7 @@ enum StateAddress: Hashable, CustomStringConvertible {
     }
 }
 
-private func readSnapshot(_ pipeline: Pipeline) async throws -> (LocalStateStore, StateSnapshot) {
+private func readSnapshot(_ pipeline: Pipeline) async throws -> (any StateStore, StateSnapshot) {
     let store = pipeline.openStore()
     let snapshot = try await pipeline.readState(store)
     if snapshot.version == nil && snapshot.ledger.isEmpty {

@@ -1,0 +1,130 @@
+import FCMClient
+import FCMCore
+import FCMState
+import Foundation
+
+/// Everything commands take from outside the process: FCM, the state store, the clock. The composition
+/// root: `World.live` is the one place that builds the real libcurl client and the local file store; tests
+/// run the same commands in a world of in-memory fakes (`World.$current.withValue`).
+package struct World: Sendable {
+    /// Connects to FCM for `project`.
+    package var connect: @Sendable (_ project: ProjectSettings, _ options: ConnectOptions) throws -> Connection
+    /// The state store at `path`; `warn` prints a warning for a person.
+    package var store: @Sendable (_ path: String, _ warn: @escaping @Sendable (String) -> Void) -> any StateStore
+    package var now: @Sendable () -> Date
+
+    package init(
+        connect: @escaping @Sendable (ProjectSettings, ConnectOptions) throws -> Connection,
+        store: @escaping @Sendable (String, @escaping @Sendable (String) -> Void) -> any StateStore,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.connect = connect
+        self.store = store
+        self.now = now
+    }
+
+    @TaskLocal package static var current = World.live
+}
+
+/// What a command asks of the connection.
+package struct ConnectOptions: Sendable {
+    package var parallelism: Int
+    package var qps: Double
+    package var endpoint: String?
+    package var verbose: Bool
+    package var environment: [String: String]
+    /// The project id may stay empty (no topics to manage); otherwise a missing id is an error.
+    package var needsProjectID: Bool
+
+    package init(parallelism: Int, qps: Double, endpoint: String?, verbose: Bool, environment: [String: String], needsProjectID: Bool) {
+        self.parallelism = parallelism
+        self.qps = qps
+        self.endpoint = endpoint
+        self.verbose = verbose
+        self.environment = environment
+        self.needsProjectID = needsProjectID
+    }
+}
+
+/// A connected FCM service and how to close it.
+package struct Connection: Sendable {
+    package var service: any FCMService
+    /// The libcurl client, for what only it offers (messages); nil in a world of fakes.
+    package var live: FCMHTTPService?
+    package var shutdown: @Sendable () -> Void
+    /// Requests made, by kind, for `--verbose`.
+    package var statistics: @Sendable () -> [String: Int]
+
+    package init(
+        service: any FCMService, live: FCMHTTPService? = nil, shutdown: @escaping @Sendable () -> Void = {},
+        statistics: @escaping @Sendable () -> [String: Int] = { [:] }
+    ) {
+        self.service = service
+        self.live = live
+        self.shutdown = shutdown
+        self.statistics = statistics
+    }
+}
+
+/// A failure to connect that a person reads as is.
+struct ConnectError: Error, CustomStringConvertible {
+    var description: String
+}
+
+extension World {
+    /// libcurl, Application Default Credentials, the local state file, the system clock.
+    package static let live = World(
+        connect: { project, options in try LiveConnection.make(project: project, options: options) },
+        store: { path, warn in
+            LocalStateStore(path: path, identity: .current(), version: FCMCtl.version, warn: warn)
+        })
+}
+
+enum LiveConnection {
+    /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
+    /// the project shared by every request.
+    static func make(project: ProjectSettings, options: ConnectOptions) throws -> Connection {
+        let environment = options.environment
+        let source: CredentialSource
+        do {
+            source = try CredentialResolver.resolve(environment: environment)
+        } catch {
+            throw ConnectError(description: "\(error)")
+        }
+        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism))
+        let credentials: any AccessTokenProvider
+        do {
+            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+        } catch {
+            transport.shutdown()
+            throw ConnectError(description: "\(error)")
+        }
+        var endpoints = FCMEndpoints.production
+        if case .emulator(let host) = source { endpoints = .emulator(hostAndPort: host) }
+        if let base = options.endpoint ?? environment["FCM_ENDPOINT"], !base.isEmpty {
+            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+            endpoints = FCMEndpoints(fcmBase: trimmed, iidBase: trimmed, usesEmulator: false)
+        }
+        var project = project
+        if project.id.isEmpty {
+            project.id = environment["GOOGLE_CLOUD_PROJECT"] ?? environment["GCLOUD_PROJECT"] ?? keyFileProject(source) ?? ""
+        }
+        if project.id.isEmpty && options.needsProjectID {
+            transport.shutdown()
+            throw ConnectError(description: "no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
+        }
+        if options.verbose {
+            Console.current.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")
+        }
+        let statistics = SendStatistics()
+        let limiter = RateLimiter(perSecond: options.qps, clock: SystemPacingClock())
+        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, statistics: statistics)
+        let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
+        return Connection(service: service, live: service, shutdown: { transport.shutdown() }, statistics: { statistics.snapshot })
+    }
+
+    static func keyFileProject(_ source: CredentialSource) -> String? {
+        guard case .serviceAccount(let path) = source else { return nil }
+        return (try? ServiceAccountKey(path: path))?.projectID
+    }
+}
