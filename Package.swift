@@ -46,6 +46,7 @@ let package = Package(
             dependencies: [
                 "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: codeSettings),
         .executableTarget(name: "fcmctl", dependencies: ["FCMCommands"], swiftSettings: codeSettings),

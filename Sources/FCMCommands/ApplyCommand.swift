@@ -20,8 +20,20 @@ struct ApplyCommand: AsyncParsableCommand {
     var dryRun = false
 
     @OptionGroup var locking: LockOptions
+    @OptionGroup var rails: RemovalRails
+
+    @Argument(help: "A plan saved by `plan -out FILE`: apply exactly its operations, or exit 5 if what it was made from has changed.")
+    var planFile: String?
+
+    func validate() throws {
+        if planFile != nil && dryRun { throw ValidationError("--dry-run applies to a fresh plan; use `fcmctl show FILE` to read a saved one") }
+    }
 
     func run() async throws {
+        if let planFile {
+            try await SavedPlanApply(command: self, path: planFile).run()
+            return
+        }
         let pipeline = Pipeline(manifest: manifest, state: state, options: run)
         let connection = try pipeline.start()
         defer { connection.shutdown() }
@@ -37,16 +49,28 @@ struct ApplyCommand: AsyncParsableCommand {
         let redactor = Redactor(showTokens: run.showTokens)
         let computed = try await pipeline.compute(service: service, store: store)
         for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) { console.out(line) }
-
+        try rails.check(computed.plan, redactor: redactor)
         if dryRun {
             printRequests(computed, service: service, redactor: redactor)
             return
         }
-        var ledger = computed.ledger
-        ledger.recordProtection(from: computed.desired)
-        var version = computed.snapshot.version
-        let changed = !ledger.hasSameRecords(as: computed.snapshot.ledger) || computed.snapshot.needsWrite
-        if !computed.plan.hasChanges {
+        try await execute(
+            computed.plan, observed: computed.observed, ledger: computed.ledger, snapshot: computed.snapshot, desired: computed.desired,
+            pipeline: pipeline, service: service, store: store, lock: lock)
+    }
+
+    /// Carries out `plan` on `ledger` (already aligned with what FCM reported): the state is written before
+    /// the first request and after the last, every request journaled as an intent first.
+    func execute(
+        _ plan: Plan, observed: ObservedState, ledger aligned: Ledger, snapshot: StateSnapshot, desired: DesiredState, pipeline: Pipeline,
+        service: any FCMService, store: any StateStore, lock: StateLock?
+    ) async throws {
+        let console = Console.current
+        var ledger = aligned
+        ledger.recordProtection(from: desired)
+        var version = snapshot.version
+        let changed = !ledger.hasSameRecords(as: snapshot.ledger) || snapshot.needsWrite
+        if !plan.hasChanges {
             // Recovered records and FCM's corrections are saved even when there is nothing to send.
             if changed || version == nil { version = try await saveBeforeSending(&ledger, store: store, replacing: version) }
             console.out("State: \(store.displayName) (serial \(ledger.serial)).")
@@ -56,8 +80,7 @@ struct ApplyCommand: AsyncParsableCommand {
         // Written first: it folds in any journal of an earlier run and proves the state can be written,
         // before the first request.
         version = try await saveBeforeSending(&ledger, store: store, replacing: version)
-        let operations = computed.plan.groups.reduce(0) { $0 + $1.steps.count }
-            + computed.plan.topics.reduce(0) { $0 + $1.added.count + $1.removed.count }
+        let operations = plan.groups.reduce(0) { $0 + $1.steps.count } + plan.topics.reduce(0) { $0 + $1.added.count + $1.removed.count }
         let journal: any StateJournal
         do {
             journal = try await store.openJournal(base: version!, expectedOperations: operations)
@@ -66,10 +89,10 @@ struct ApplyCommand: AsyncParsableCommand {
         }
         let started = ContinuousClock.now
         let (report, applied) = await Applier(service: service, parallelism: run.parallelism)
-            .apply(computed.plan, observed: computed.observed, ledger: ledger, journal: journal, lock: lock)
+            .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock)
         if run.verbose {
             let seconds = Pipeline.seconds(since: started)
-            let changes = computed.plan.summary.subscriptionsToAdd + computed.plan.summary.subscriptionsToRemove
+            let changes = plan.summary.subscriptionsToAdd + plan.summary.subscriptionsToRemove
             console.err(String(format: "Applied %d subscription changes in %.2f s (%.0f changes/s); journal %d bytes.", changes, seconds,
                 Double(changes) / max(seconds, 0.001), await journal.bytesWritten))
         }
@@ -80,19 +103,13 @@ struct ApplyCommand: AsyncParsableCommand {
         } catch {
             saveError = error
         }
+        let redactor = Redactor(showTokens: run.showTokens)
+        let text = ApplyTextRenderer(redactor: redactor).render(report)
         console.out("")
-        for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
-            console.out("\(address): \(count) request\(count == 1 ? "" : "s") done")
-        }
-        for gone in report.gone { console.err("warning: \(gone.address): \(gone.message)") }
-        for failure in report.failures { console.err("error: \(failure.address): \(failure.message)") }
-        if let stopped = report.stopped {
-            console.err("error: \(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)")
-        }
+        for line in text.out { console.out(line) }
+        for line in text.err { console.err(line) }
         let where_ = saveError == nil ? "State: \(store.displayName) (serial \(ledger.serial))." : "The state could not be written; its journal keeps every record."
-        console.out(
-            "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.requestsSucceeded) requests "
-                + "succeeded, \(report.failures.count) failed. \(where_)")
+        console.out(ApplyTextRenderer.summary(report) + " " + where_)
         pipeline.reportStatistics()
         if let saveError {
             throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")

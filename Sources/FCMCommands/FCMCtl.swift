@@ -13,11 +13,11 @@ package struct FCMCtl: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success (plan: no changes with --detailed-exitcode), 1 error, 2 changes present \
             (--detailed-exitcode), 3 apply partly failed (re-running is safe), 4 the state is locked by another \
-            run (the holder is printed; see --lock-timeout and `state unlock`), 64 usage error. 5 (saved plan \
-            stale) is reserved for saved plans, which this version does not have yet.
+            run (the holder is printed; see --lock-timeout and `state unlock`), 5 a saved plan is stale (the state, \
+            the manifest or what it touches in FCM changed since `plan -out`; nothing was sent), 64 usage error.
             """,
         version: version,
-        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, StateCommand.self, SendCommand.self, VersionCommand.self])
+        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, ShowCommand.self, StateCommand.self, SendCommand.self, VersionCommand.self])
 
     package init() {}
 

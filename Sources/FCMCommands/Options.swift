@@ -8,6 +8,10 @@ struct ManifestOptions: ParsableArguments {
     var manifests: [String] = []
 
     var paths: [String] { manifests.isEmpty ? ["."] : manifests }
+
+    init() {}
+
+    init(manifests: [String]) { self.manifests = manifests }
 }
 
 struct StateOptions: ParsableArguments {

@@ -9,6 +9,8 @@ import Foundation
 struct LoadedManifest {
     var manifest: Manifest
     var resolution: Resolution
+    /// The files read, by path: what a saved plan's manifest digest covers.
+    var sources: [String: [UInt8]]
 
     /// Built on demand: at fleet scale it hashes every subscription, which `validate` does not need.
     func desiredState() -> DesiredState { manifest.desiredState(resolution) }
@@ -46,11 +48,15 @@ final class Pipeline {
             let errors = result.diagnostics.filter { $0.severity == .error }.count
             throw fail("the manifest has \(errors) error\(errors == 1 ? "" : "s"); nothing was sent to FCM")
         }
-        return LoadedManifest(manifest: manifest, resolution: resolution)
+        return LoadedManifest(manifest: manifest, resolution: resolution, sources: result.sources)
     }
+
+    /// sha256 of the manifest files read by `loadDesired`.
+    private(set) var manifestDigest = ""
 
     func loadDesired() throws -> DesiredState {
         let loaded = try Self.load(manifestPaths, format: format)
+        manifestDigest = ManifestDigest.of(loaded.sources)
         let desired = loaded.desiredState()
         if desired.isEmpty && !options.allowEmpty {
             throw fail("the manifest declares no groups and no topics; fcmctl would remove everything it manages. "

@@ -23,7 +23,7 @@ extension Ledger {
                 }
             }
         }
-        for name in knownGroupNames.union(desired.groups.keys) {
+        for name in knownGroupNames.union(desired.groups.keys) where observed.wasChecked(group: name) {
             if let group = observed.groups[name] {
                 result.recordGroup(name, members: group.members)
             } else {

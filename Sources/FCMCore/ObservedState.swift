@@ -24,11 +24,18 @@ package enum RegistrationStatus: Hashable, Sendable {
 package struct ObservedState: Hashable, Sendable {
     package var groups: [String: ObservedGroup]
     package var registrations: [Registration: RegistrationStatus]
+    /// Group names that were looked up (found or not); nil means every group fcmctl knows was.
+    package var checkedGroups: Set<String>?
 
-    package init(groups: [String: ObservedGroup] = [:], registrations: [Registration: RegistrationStatus] = [:]) {
+    package init(
+        groups: [String: ObservedGroup] = [:], registrations: [Registration: RegistrationStatus] = [:], checkedGroups: Set<String>? = nil
+    ) {
         self.groups = groups
         self.registrations = registrations
+        self.checkedGroups = checkedGroups
     }
+
+    package func wasChecked(group name: String) -> Bool { checkedGroups?.contains(name) ?? true }
 
     package func isSubscribed(_ registration: Registration, to topic: String) -> Bool {
         if case .active(let topics) = registrations[registration] { return topics.contains(topic) }

@@ -1,21 +1,40 @@
 import FCMCore
 
-package struct ApplyFailure: Sendable, Hashable {
+/// What became of one operation that did not simply succeed. Values, not text: the views render them,
+/// redacting registrations as the user asked.
+package struct OperationOutcome: Sendable, Hashable {
+    package enum Status: Sendable, Hashable {
+        /// FCM no longer knows the registration (uninstalled, expired): drift, with a suggestion.
+        case gone(reason: String)
+        case failed(code: String, message: String, retryable: Bool)
+        /// Never sent: the run stopped, or an earlier step it depended on failed.
+        case notAttempted(reason: String)
+    }
+
+    /// `group/NAME` or `topic/NAME`.
     package var address: String
-    package var message: String
+    /// subscribe, unsubscribe, or a group step: create, add, remove.
+    package var action: String
+    package var registrations: [Registration]
+    package var status: Status
 }
 
 package struct ApplyReport: Sendable {
+    /// Requests FCM answered yes to (an IID batch of 1,000 registrations is one).
     package var requestsSucceeded = 0
-    package var failures: [ApplyFailure] = []
-    /// Registrations FCM no longer knows, met while applying: drift, reported with a suggestion.
-    package var gone: [ApplyFailure] = []
+    /// Operations done (a subscription or a group step), per address.
     package var completed: [String: Int] = [:]
-    /// Operations never sent because the run had to stop (the journal could not be written, the lock was lost).
-    package var notAttempted = 0
+    /// Everything that was not simply done, in the order it happened.
+    package var outcomes: [OperationOutcome] = []
     /// Why the run stopped early, if it did.
     package var stopped: String?
 
+    package var failures: [OperationOutcome] { outcomes.filter { if case .failed = $0.status { true } else { false } } }
+    package var gone: [OperationOutcome] { outcomes.filter { if case .gone = $0.status { true } else { false } } }
+    package var notAttempted: Int {
+        outcomes.reduce(0) { if case .notAttempted = $1.status { $0 + $1.registrations.count } else { $0 } }
+    }
+    package var operationsDone: Int { completed.values.reduce(0, +) }
     package var succeeded: Bool { failures.isEmpty && stopped == nil }
 }
 
@@ -43,12 +62,20 @@ package struct Applier: Sendable {
             await applyGroup(change, observed: observed.groups[change.name], run: run)
             if run.report.stopped != nil { break }
         }
+        // Every addition before any removal, and no removal for a registration whose addition failed: a
+        // topic renamed or a device moved never ends up with neither, whatever fails.
         let batches = Self.batches(plan.topics, size: service.topicBatchSize)
-        if run.report.stopped == nil {
-            await applyBatches(batches, run: run)
-        } else {
-            run.report.notAttempted += batches.reduce(0) { $0 + $1.registrations.count }
+        let additions = batches.filter { $0.action == .subscribe }
+        await applyBatches(additions, run: run)
+        var removals: [SubscriptionBatch] = []
+        for batch in batches where batch.action == .unsubscribe {
+            var kept = batch
+            kept.registrations = batch.registrations.filter { !run.failedAdditions.contains($0) }
+            let held = batch.registrations.filter { run.failedAdditions.contains($0) }
+            run.notAttempted("topic/\(batch.topic)", "unsubscribe", held, reason: "kept because a new subscription of the same registration failed")
+            if !kept.registrations.isEmpty { removals.append(kept) }
         }
+        await applyBatches(removals, run: run)
         return (run.report, run.ledger)
     }
 
@@ -88,12 +115,32 @@ package struct Applier: Sendable {
             guard !ids.isEmpty else { return }
             completions.append(gone ? .gone(ids: ids) : .done(ids: ids))
         }
+
+        func failed(_ address: String, _ action: String, _ registrations: [Registration], _ error: any Error) {
+            let status: OperationOutcome.Status
+            if let error = error as? FCMServiceError {
+                status = .failed(code: error.code, message: error.message, retryable: [429, 500, 502, 503, 504].contains(error.status))
+            } else {
+                status = .failed(code: "TRANSPORT", message: "\(error)", retryable: true)
+            }
+            report.outcomes.append(OperationOutcome(address: address, action: action, registrations: registrations, status: status))
+        }
+
+        func notAttempted(_ address: String, _ action: String, _ registrations: [Registration], reason: String) {
+            guard !registrations.isEmpty else { return }
+            report.outcomes.append(OperationOutcome(address: address, action: action, registrations: registrations, status: .notAttempted(reason: reason)))
+        }
+
+        /// Registrations whose new subscription failed in this run: their old ones are kept.
+        var failedAdditions = Set<Registration>()
     }
 
     func applyGroup(_ change: GroupChange, observed: ObservedGroup?, run: Run) async {
         var key = observed?.notificationKey
         var members = observed?.members ?? []
-        for (index, step) in change.steps.enumerated() {
+        var target = members.union(change.added).subtracting(change.removed)
+        var steps = change.steps[...]
+        while let step = steps.popFirst() {
             var after = members
             switch step {
             case .create(let added), .add(let added): after.formUnion(added)
@@ -103,7 +150,7 @@ package struct Applier: Sendable {
             run.nextID += 1
             let event = LedgerEvent.group(name: change.name, members: after.sorted())
             guard await run.journal([.intent(id: id, event)]) else {
-                run.report.notAttempted += change.steps.count - index
+                run.notAttempted(change.address, step.operationName, step.registrations + steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
                 return
             }
             do {
@@ -113,12 +160,43 @@ package struct Applier: Sendable {
                 run.completed([id], gone: false)
                 run.report.requestsSucceeded += 1
                 run.report.completed[change.address, default: 0] += 1
+            } catch let error as FCMServiceError where error.code == Self.noValidRegistrations && !step.registrations.isEmpty {
+                // Members that were uninstalled: find which, drop them from the group's target, and re-plan
+                // the rest of its steps so the group still ends as declared, minus them.
+                run.completed([id], gone: true)
+                let gone = await goneRegistrations(step.registrations)
+                guard !gone.isEmpty else {
+                    run.failed(change.address, step.operationName, step.registrations, error)
+                    return
+                }
+                for registration in gone.sorted() {
+                    run.report.outcomes.append(
+                        OperationOutcome(address: change.address, action: step.operationName, registrations: [registration], status: .gone(reason: error.code)))
+                }
+                target.subtract(gone)
+                steps = GroupStepPlanner.steps(from: members, to: target)[...]
+                // A refused request may have spent the key: read a fresh one for the next step.
+                if !members.isEmpty { key = (try? await service.groupKey(name: change.name)) ?? key }
             } catch {
                 // Later steps assumed this one happened; stop this group and let the next plan recompute.
-                run.report.failures.append(ApplyFailure(address: change.address, message: "\(error)"))
+                run.failed(change.address, step.operationName, step.registrations, error)
+                if !steps.isEmpty {
+                    run.notAttempted(change.address, "group steps", steps.flatMap(\.registrations), reason: "an earlier step of this group failed")
+                }
                 return
             }
         }
+    }
+
+    static let noValidRegistrations = "no valid registration ids"
+
+    /// Which of `registrations` FCM says are gone (read one by one: rare, and only after a refusal).
+    func goneRegistrations(_ registrations: [Registration]) async -> Set<Registration> {
+        var gone = Set<Registration>()
+        for registration in registrations {
+            if case .gone? = try? await service.subscriptions(of: registration) { gone.insert(registration) }
+        }
+        return gone
     }
 
     /// Registrations of one topic and one action, sent in one request where the API allows.
@@ -157,7 +235,13 @@ package struct Applier: Sendable {
 
     func applyBatches(_ batches: [SubscriptionBatch], run: Run) async {
         guard !batches.isEmpty else {
-            _ = await run.journal([])
+            if !run.completions.isEmpty { _ = await run.journal([]) }
+            return
+        }
+        guard run.report.stopped == nil else {
+            for batch in batches {
+                run.notAttempted("topic/\(batch.topic)", batch.action.rawValue, batch.registrations, reason: run.report.stopped ?? "")
+            }
             return
         }
         var firstID = [Int](repeating: 0, count: batches.count)
@@ -207,38 +291,42 @@ package struct Applier: Sendable {
             }
         }
         if !run.completions.isEmpty { _ = await run.journal([]) }
-        run.report.notAttempted += batches[next...].reduce(0) { $0 + $1.registrations.count }
+        for batch in batches[next...] {
+            run.notAttempted("topic/\(batch.topic)", batch.action.rawValue, batch.registrations, reason: run.report.stopped ?? "the run stopped")
+        }
     }
 
     func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: Run) {
         let address = "topic/\(batch.topic)"
+        let outcomes: [Registration: SubscriptionOutcome]
+        switch result {
+        case .failure(let error):
+            run.failed(address, batch.action.rawValue, batch.registrations, error)
+            if batch.action == .subscribe { run.failedAdditions.formUnion(batch.registrations) }
+            return
+        case .success(let answers):
+            outcomes = answers
+            run.report.requestsSucceeded += 1
+        }
         var done: [Int] = []
         var gone: [Int] = []
         for (offset, registration) in batch.registrations.enumerated() {
-            var who: String { Redactor(showTokens: false)(registration) }
-            let outcome: SubscriptionOutcome
-            switch result {
-            case .failure(let error):
-                run.report.failures.append(ApplyFailure(address: address, message: "\(batch.action.rawValue) \(who): \(error)"))
-                continue
-            case .success(let outcomes):
-                outcome = outcomes[registration] ?? .failed(code: "NO_RESULT")
-            }
             let event = batch.event(registration)
-            switch outcome {
+            switch outcomes[registration] ?? .failed(code: "NO_RESULT") {
             case .done:
                 event.apply(to: &run.ledger)
                 done.append(firstID + offset)
-                run.report.requestsSucceeded += 1
                 run.report.completed[address, default: 0] += 1
             case .registrationGone(let reason):
                 event.applyGone(to: &run.ledger)
                 gone.append(firstID + offset)
-                run.report.requestsSucceeded += 1
-                run.report.gone.append(
-                    ApplyFailure(address: address, message: "\(who) is no longer registered (\(reason)): remove it from the manifest"))
+                run.report.outcomes.append(OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
             case .failed(let code):
-                run.report.failures.append(ApplyFailure(address: address, message: "\(batch.action.rawValue) \(who): \(code)"))
+                run.report.outcomes.append(
+                    OperationOutcome(
+                        address: address, action: batch.action.rawValue, registrations: [registration],
+                        status: .failed(code: code, message: "FCM refused this registration in the batch", retryable: code == "INTERNAL")))
+                if batch.action == .subscribe { run.failedAdditions.insert(registration) }
             }
         }
         run.completed(done, gone: false)

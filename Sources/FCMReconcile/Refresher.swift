@@ -21,11 +21,36 @@ package struct Refresher: Sendable {
         }
         var registrations = ledger.subscribedRegistrations
         for topic in desired.topics.values { registrations.formUnion(topic.members) }
+        observed.registrations = try await statuses(of: registrations)
+        return observed
+    }
+
+    /// Only what `plan` touches: its groups and the registrations its topic changes name. What a saved
+    /// plan re-reads before it runs.
+    package func refresh(touchedBy plan: Plan) async throws -> ObservedState {
+        var observed = ObservedState(checkedGroups: Set(plan.groups.map(\.name)))
+        for name in plan.groups.map(\.name).sorted() {
+            guard let key = try await service.groupKey(name: name) else { continue }
+            let members = try await service.groupMembers(name: name, key: key)
+            observed.groups[name] = ObservedGroup(name: name, notificationKey: key, members: members)
+        }
+        var registrations = Set<Registration>()
+        for topic in plan.topics {
+            registrations.formUnion(topic.added)
+            registrations.formUnion(topic.removed)
+        }
+        observed.registrations = try await statuses(of: registrations)
+        return observed
+    }
+
+    func statuses(of registrations: Set<Registration>) async throws -> [Registration: RegistrationStatus] {
         let results = try await BoundedConcurrency.map(registrations.sorted(), limit: parallelism) { registration in
             (registration, try await service.subscriptions(of: registration))
         }
-        for (registration, status) in results { observed.registrations[registration] = status }
-        return observed
+        var statuses: [Registration: RegistrationStatus] = [:]
+        statuses.reserveCapacity(results.count)
+        for (registration, status) in results { statuses[registration] = status }
+        return statuses
     }
 }
 

@@ -1,0 +1,48 @@
+import FCMCore
+import FCMReconcile
+
+/// The human view of an apply report: what was done per object on stdout, then on stderr what was skipped
+/// (gone registrations, with the suggestion), what failed and what was not attempted. Registrations are
+/// redacted here, and only here, unless `--show-tokens`.
+struct ApplyTextRenderer {
+    let redactor: Redactor
+    /// Beyond this many objects, the done lines are summed up rather than listed.
+    var objectsListed = 200
+
+    func render(_ report: ApplyReport) -> (out: [String], err: [String]) {
+        var out: [String] = []
+        let done = report.completed.sorted { $0.key < $1.key }
+        for (address, count) in done.prefix(objectsListed) {
+            out.append("\(address): \(count) operation\(count == 1 ? "" : "s") done")
+        }
+        if done.count > objectsListed {
+            let rest = done.dropFirst(objectsListed)
+            out.append("… and \(rest.reduce(0) { $0 + $1.value }) operations done on \(rest.count) more objects")
+        }
+        var err: [String] = []
+        for outcome in report.outcomes {
+            let who = outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
+                + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")
+            switch outcome.status {
+            case .gone(let reason):
+                err.append("warning: \(outcome.address): \(who) is no longer registered (\(reason)); it was skipped: remove it from the manifest")
+            case .failed(let code, let message, let retryable):
+                err.append("error: \(outcome.address): \(outcome.action) \(who): \(code): \(message)\(retryable ? " (temporary: re-running apply retries it)" : "")")
+            case .notAttempted(let reason):
+                err.append("note: \(outcome.address): \(outcome.action) \(who) not attempted: \(reason)")
+            }
+        }
+        if let stopped = report.stopped {
+            err.append("error: \(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)")
+        }
+        return (out, err)
+    }
+
+    /// The stable last line: requests are requests (an IID batch is one), operations are operations.
+    static func summary(_ report: ApplyReport) -> String {
+        let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
+        let gone = report.gone.count
+        return "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
+            + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), \(failed) failed."
+    }
+}
