@@ -15,6 +15,7 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     private var topics: [Registration: Set<String>] = [:]
     private var gone: Set<Registration> = []
     private var failing: [Registration: FCMServiceError] = [:]
+    private var failingSubscribes: [String: (Set<Registration>, FCMServiceError)] = [:]
     private var keyCounter = 0
     private var log: [Request] = []
     package let topicBatchSize: Int
@@ -37,6 +38,18 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
 
     /// Every request touching `registration` fails with `error`.
     package func fail(_ registration: Registration, with error: FCMServiceError) { lock.withLock { failing[registration] = error } }
+
+    /// Subscribing any of `registrations` to `topic` fails with `error` (reads still work).
+    package func failSubscribes(to topic: String, of registrations: Set<Registration>, with error: FCMServiceError) {
+        lock.withLock { failingSubscribes[topic] = (registrations, error) }
+    }
+
+    package func clearFailures() {
+        lock.withLock {
+            failing = [:]
+            failingSubscribes = [:]
+        }
+    }
 
     /// A subscription made by someone else (an app), outside fcmctl.
     package func subscribe(_ registration: Registration, to topic: String) {
@@ -122,6 +135,7 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     private func performLocked(_ change: SubscriptionChange) throws -> SubscriptionOutcome {
         record(change.action == .subscribe ? "POST" : "DELETE", "topic/\(change.topic)")
         if let error = failing[change.registration] { throw error }
+        if change.action == .subscribe, let (who, error) = failingSubscribes[change.topic], who.contains(change.registration) { throw error }
         if gone.contains(change.registration) { return .registrationGone(reason: "NOT_FOUND") }
         switch change.action {
         case .subscribe:

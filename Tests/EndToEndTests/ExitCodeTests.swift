@@ -73,12 +73,14 @@ import Testing
 
 /// The exit-code contract as `--help` states it, read from the built binary.
 @Suite struct HelpExitCodeTests {
-    @Test func helpStatesExitCodeFourAsReal() throws {
+    @Test func helpStatesExitCodesFourAndFiveAsReal() throws {
         let help = try CLI.runBinary(["--help"])
         #expect(help.code == 0)
         let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
         #expect(text.contains("4 the state is locked by another run"), "\(help.stdout)")
         #expect(!text.contains("4 (state locked)"))
+        #expect(text.contains("5 a saved plan is stale"), "\(help.stdout)")
+        #expect(!text.contains("reserved"))
         let state = try CLI.runBinary(["state", "--help"])
         for command in ["list", "show", "rm", "pull", "push", "unlock"] { #expect(state.stdout.contains("  \(command) "), "\(state.stdout)") }
     }
