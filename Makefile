@@ -1,7 +1,7 @@
 # The two set-up commands of the README: `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build demo test chaos bench clean
+.PHONY: deps build demo test lint format chaos bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -14,10 +14,17 @@ demo: build
 
 test:
 	@bash scripts/install-deps.sh --test
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 	$(SWIFT) build
 	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk
 	$(SWIFT) test
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+format:
+	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
 
 chaos: build
 	python3 scripts/chaos/kill-apply --trials 20

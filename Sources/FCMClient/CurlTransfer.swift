@@ -45,7 +45,8 @@ final class CurlTransfer: @unchecked Sendable {
             _ = fcm_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count))
             // COPYPOSTFIELDS copies, so the body need not outlive this call.
             payload.withUnsafeBytes { raw in
-                _ = fcm_easy_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                _ = fcm_easy_setopt_ptr(
+                    easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
             }
         } else if request.method == "POST" {
             _ = fcm_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
@@ -86,7 +87,8 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
-        var start = colon + 1, end = bytes.count
+        var start = colon + 1
+        var end = bytes.count
         while start < end, isSpace(bytes[start]) { start += 1 }
         while end > start, isSpace(bytes[end - 1]) { end -= 1 }
         let name = String(decoding: bytes[..<colon].map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)

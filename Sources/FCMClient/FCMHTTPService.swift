@@ -164,7 +164,9 @@ package struct FCMHTTPService: FCMService {
         return outcomes
     }
 
-    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] {
+    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor)
+        -> [RequestPreview]
+    {
         if project.topicAPI == .iid { return [iid.preview(topic: topic, action: action, registrations, redactor: redactor)] }
         return registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action), redactor: redactor) }
     }

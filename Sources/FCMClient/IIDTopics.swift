@@ -39,7 +39,8 @@ struct IIDTopics {
             request(topic: topic, action: action, registrations.map(\.value)), pacedCost: Double(registrations.count))
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
-            throw FCMServiceError(status: response.status, code: error.code, message: "\(action.rawValue) topic/\(topic) (IID batch): \(error.message)")
+            throw FCMServiceError(
+                status: response.status, code: error.code, message: "\(action.rawValue) topic/\(topic) (IID batch): \(error.message)")
         }
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard let results = object["results"] as? [[String: Any]], results.count == registrations.count else {

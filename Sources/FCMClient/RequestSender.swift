@@ -65,7 +65,9 @@ package struct RequestSender: Sendable {
                 response = try await transport.send(authorized)
             } catch let error as TransportError {
                 statistics.add("transport_errors")
-                switch policy.decide(status: nil, retryAfter: nil, attempt: attempt, elapsed: clock.now() - start, jitter: jitter, now: clock.wallTime()) {
+                switch policy.decide(
+                    status: nil, retryAfter: nil, attempt: attempt, elapsed: clock.now() - start, jitter: jitter, now: clock.wallTime())
+                {
                 case .retry(let delay):
                     statistics.add("retries")
                     try await clock.sleep(seconds: delay)

@@ -1,9 +1,9 @@
 import ArgumentParser
 import FCMClient
-import FCMState
-import Foundation
 import FCMCore
 import FCMReconcile
+import FCMState
+import Foundation
 
 struct ApplyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -93,8 +93,10 @@ struct ApplyCommand: AsyncParsableCommand {
         if run.verbose {
             let seconds = Pipeline.seconds(since: started)
             let changes = plan.summary.subscriptionsToAdd + plan.summary.subscriptionsToRemove
-            console.err(String(format: "Applied %d subscription changes in %.2f s (%.0f changes/s); journal %d bytes.", changes, seconds,
-                Double(changes) / max(seconds, 0.001), await journal.bytesWritten))
+            console.err(
+                String(
+                    format: "Applied %d subscription changes in %.2f s (%.0f changes/s); journal %d bytes.", changes, seconds,
+                    Double(changes) / max(seconds, 0.001), await journal.bytesWritten))
         }
         ledger = applied
         var saveError: (any Error)?
@@ -108,8 +110,10 @@ struct ApplyCommand: AsyncParsableCommand {
         console.out("")
         for line in text.out { console.out(line) }
         for line in text.err { console.err(line) }
-        let where_ = saveError == nil ? "State: \(store.displayName) (serial \(ledger.serial))." : "The state could not be written; its journal keeps every record."
-        console.out(ApplyTextRenderer.summary(report) + " " + where_)
+        let stateLine =
+            saveError == nil
+            ? "State: \(store.displayName) (serial \(ledger.serial))." : "The state could not be written; its journal keeps every record."
+        console.out(ApplyTextRenderer.summary(report) + " " + stateLine)
         pipeline.reportStatistics()
         if let saveError {
             throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")

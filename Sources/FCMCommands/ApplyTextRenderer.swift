@@ -21,13 +21,16 @@ struct ApplyTextRenderer {
         }
         var err: [String] = []
         for outcome in report.outcomes {
-            let who = outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
+            let who =
+                outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
                 + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")
             switch outcome.status {
             case .gone(let reason):
                 err.append("warning: \(outcome.address): \(who) is no longer registered (\(reason)); it was skipped: remove it from the manifest")
             case .failed(let code, let message, let retryable):
-                err.append("error: \(outcome.address): \(outcome.action) \(who): \(code): \(message)\(retryable ? " (temporary: re-running apply retries it)" : "")")
+                err.append(
+                    "error: \(outcome.address): \(outcome.action) \(who): \(code): \(message)\(retryable ? " (temporary: re-running apply retries it)" : "")"
+                )
             case .notAttempted(let reason):
                 err.append("note: \(outcome.address): \(outcome.action) \(who) not attempted: \(reason)")
             }
@@ -42,7 +45,8 @@ struct ApplyTextRenderer {
     static func summary(_ report: ApplyReport) -> String {
         let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
         let gone = report.gone.count
-        return "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
+        return
+            "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
             + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), \(failed) failed."
     }
 }

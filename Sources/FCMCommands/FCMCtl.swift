@@ -17,7 +17,10 @@ package struct FCMCtl: AsyncParsableCommand {
             the manifest or what it touches in FCM changed since `plan -out`; nothing was sent), 64 usage error.
             """,
         version: version,
-        subcommands: [ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, ShowCommand.self, StateCommand.self, SendCommand.self, VersionCommand.self])
+        subcommands: [
+            ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, ShowCommand.self, StateCommand.self, SendCommand.self,
+            VersionCommand.self,
+        ])
 
     package init() {}
 

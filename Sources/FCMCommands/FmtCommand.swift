@@ -26,7 +26,8 @@ struct FmtCommand: ParsableCommand {
         guard result.manifest != nil else {
             throw fail("fmt formats only valid manifests; fix the errors above first")
         }
-        var refused = 0, changed: [String] = []
+        var refused = 0
+        var changed: [String] = []
         for file in result.sources.keys.sorted() {
             let bytes = result.sources[file]!
             let text: String

@@ -22,7 +22,8 @@ struct StateOptions: ParsableArguments {
         if let state { return state }
         let first = manifests.first ?? "."
         var isDirectory: ObjCBool = false
-        let directory = FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) && isDirectory.boolValue
+        let directory =
+            FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) && isDirectory.boolValue
             ? first : (first as NSString).deletingLastPathComponent
         return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".fcmctl/state.json")
     }

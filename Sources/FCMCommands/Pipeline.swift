@@ -59,8 +59,9 @@ final class Pipeline {
         manifestDigest = ManifestDigest.of(loaded.sources)
         let desired = loaded.desiredState()
         if desired.isEmpty && !options.allowEmpty {
-            throw fail("the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
-                + "Pass --allow-empty if that is what you want")
+            throw fail(
+                "the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
+                    + "Pass --allow-empty if that is what you want")
         }
         if let path = loaded.manifest.state?.path {
             statePath = statePath ?? Self.resolve(path.value, relativeTo: path.location.file)
@@ -125,7 +126,9 @@ final class Pipeline {
         if snapshot.replayedEntries > 0 {
             console.err(
                 "Recovered \(snapshot.replayedEntries) journal record\(snapshot.replayedEntries == 1 ? "" : "s") of an interrupted run"
-                    + (snapshot.pendingIntents > 0 ? "; \(snapshot.pendingIntents) operation\(snapshot.pendingIntents == 1 ? "" : "s") may have happened and will be checked against FCM." : "."))
+                    + (snapshot.pendingIntents > 0
+                        ? "; \(snapshot.pendingIntents) operation\(snapshot.pendingIntents == 1 ? "" : "s") may have happened and will be checked against FCM."
+                        : "."))
         }
         return snapshot
     }
@@ -155,8 +158,10 @@ final class Pipeline {
         if options.verbose {
             let seconds = Self.seconds(since: started)
             let count = observed.registrations.count
-            console.err(String(format: "Refreshed %d registrations and %d groups in %.2f s (%.0f registrations/s).",
-                count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
+            console.err(
+                String(
+                    format: "Refreshed %d registrations and %d groups in %.2f s (%.0f registrations/s).",
+                    count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
         let ledger = snapshot.ledger.aligned(with: observed, desired: desired)
         let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)

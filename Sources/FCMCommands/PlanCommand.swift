@@ -80,8 +80,9 @@ struct ShowCommand: ParsableCommand {
         console.out("Saved plan \(file): made \(saved.createdAt.ISO8601Format()) by fcmctl \(saved.fcmctlVersion)")
         console.out("  manifest: \(saved.manifestPaths.joined(separator: ", ")) (sha256 \(saved.manifestDigest.prefix(16))…)")
         console.out("  state: \(saved.statePath ?? "?"), \(state)")
-        console.out("  project: \(saved.project.id) (topic API \(saved.project.topicApi))"
-            + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
+        console.out(
+            "  project: \(saved.project.id) (topic API \(saved.project.topicApi))"
+                + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
         console.out("")
         var names: [Registration: String] = [:]
         for (value, name) in saved.deviceNames {

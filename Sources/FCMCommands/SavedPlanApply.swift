@@ -86,13 +86,16 @@ struct SavedPlanApply {
     func checkState(_ saved: SavedPlan, snapshot: StateSnapshot, store: any StateStore) throws {
         if let version = snapshot.version, version.lineage != saved.lineage {
             throw fail(
-                "the plan was made for state lineage \(saved.lineage), but \(store.displayName) is lineage \(version.lineage): it belongs to another state. Nothing was sent")
+                "the plan was made for state lineage \(saved.lineage), but \(store.displayName) is lineage \(version.lineage): it belongs to another state. Nothing was sent"
+            )
         }
         let serialNow = snapshot.version?.serial
         if serialNow != saved.stateSerial || snapshot.replayedEntries > 0 {
             let was = saved.stateSerial.map { "serial \($0)" } ?? "no state"
             let now = serialNow.map { "serial \($0)" } ?? "no state"
-            let why = snapshot.replayedEntries > 0 ? "an interrupted run left records to fold in" : "the state moved from \(was) to \(now) (another apply ran)"
+            let why =
+                snapshot.replayedEntries > 0
+                ? "an interrupted run left records to fold in" : "the state moved from \(was) to \(now) (another apply ran)"
             throw fail("the saved plan is stale: \(why). Nothing was sent; run plan again", code: ExitCodes.stalePlan)
         }
     }

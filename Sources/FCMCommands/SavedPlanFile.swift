@@ -37,7 +37,9 @@ enum SavedPlanFile {
         if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let version = object["formatVersion"] as? Int,
             version > SavedPlan.currentFormatVersion
         {
-            throw SavedPlanError("\(path): plan format version \(version) is newer than this fcmctl understands (\(SavedPlan.currentFormatVersion)); apply it with the fcmctl that made it, or plan again")
+            throw SavedPlanError(
+                "\(path): plan format version \(version) is newer than this fcmctl understands (\(SavedPlan.currentFormatVersion)); apply it with the fcmctl that made it, or plan again"
+            )
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

@@ -91,7 +91,8 @@ struct SendCommand: AsyncParsableCommand {
             let name = try await service.send(message, validateOnly: dryRun)
             console.out(dryRun ? "Validated a message to \(address) (dry run: nothing was delivered): \(name)" : "Sent to \(address): \(name)")
         } catch let error as FCMServiceError {
-            let hint = ["UNREGISTERED", "NOT_FOUND"].contains(error.code)
+            let hint =
+                ["UNREGISTERED", "NOT_FOUND"].contains(error.code)
                 ? ": the registration is no longer valid (app uninstalled or token expired)" : ""
             throw fail("FCM refused the message to \(address): \(error.code) \(error.message)\(hint)")
         }

@@ -49,7 +49,8 @@ enum StateAddress: Hashable, CustomStringConvertible {
         if text.hasPrefix("topic/") {
             let rest = text.dropFirst(6)
             if let slash = rest.firstIndex(of: "/") {
-                let topic = String(rest[..<slash]), registration = String(rest[rest.index(after: slash)...])
+                let topic = String(rest[..<slash])
+                let registration = String(rest[rest.index(after: slash)...])
                 if !topic.isEmpty && !registration.isEmpty {
                     self = .subscription(topic: topic, registration: registration)
                     return
@@ -106,7 +107,8 @@ struct StateListCommand: AsyncParsableCommand {
                 guard let group = ledger.groups[name] else { throw fail("group/\(name) is not in the state") }
                 for member in group.members.sorted() { console.out("group/\(name)/\(redactor(member))") }
             case .topic(let name):
-                let recorded = ledger.topics[name] ?? [], pending = ledger.pending.subscriptions[name] ?? []
+                let recorded = ledger.topics[name] ?? []
+                let pending = ledger.pending.subscriptions[name] ?? []
                 guard !recorded.isEmpty || !pending.isEmpty else { throw fail("topic/\(name) is not in the state") }
                 for member in recorded.sorted() { console.out("topic/\(name)/\(redactor(member))") }
                 for member in pending.sorted() { console.out("topic/\(name)/\(redactor(member)) (pending)") }
@@ -137,7 +139,8 @@ struct StateShowCommand: AsyncParsableCommand {
             console.out("  members: \(group.members.count)\(group.protect ? "  (protected)" : "")")
             for member in group.members.sorted() { console.out("    \(redactor(member)) (\(member.kind.rawValue))") }
         case .topic(let name):
-            let recorded = ledger.topics[name] ?? [], pending = ledger.pending.subscriptions[name] ?? []
+            let recorded = ledger.topics[name] ?? []
+            let pending = ledger.pending.subscriptions[name] ?? []
             guard !recorded.isEmpty || !pending.isEmpty else { throw fail("topic/\(name) is not in the state \(store.displayName)") }
             console.out("topic/\(name)")
             console.out("  subscriptions fcmctl created: \(recorded.count)")
@@ -185,7 +188,8 @@ struct StateRemoveCommand: AsyncParsableCommand {
                     else { throw fail("\(address) is not in the state; nothing was removed") }
                     removed += 1
                 case .topic(let name):
-                    let count = (snapshot.ledger.topics.removeValue(forKey: name)?.count ?? 0)
+                    let count =
+                        (snapshot.ledger.topics.removeValue(forKey: name)?.count ?? 0)
                         + (snapshot.ledger.pending.subscriptions.removeValue(forKey: name)?.count ?? 0)
                     guard count > 0 else { throw fail("\(address) is not in the state; nothing was removed") }
                     removed += count
@@ -205,7 +209,9 @@ struct StateRemoveCommand: AsyncParsableCommand {
             } catch {
                 throw fail("\(error)")
             }
-            console.out("Removed \(removed) record\(removed == 1 ? "" : "s") from \(store.displayName) (serial \(snapshot.ledger.serial)). FCM was not changed.")
+            console.out(
+                "Removed \(removed) record\(removed == 1 ? "" : "s") from \(store.displayName) (serial \(snapshot.ledger.serial)). FCM was not changed."
+            )
         }
     }
 }
@@ -262,13 +268,16 @@ struct StatePushCommand: AsyncParsableCommand {
                     let snapshot = try await store.read()
                     if snapshot.replayedEntries > 0 {
                         throw StateConflictError(
-                            "\(store.displayName) has \(snapshot.replayedEntries) journal records of an interrupted run that the pushed state may lack; run `fcmctl apply` first to fold them in, or pass --force")
+                            "\(store.displayName) has \(snapshot.replayedEntries) journal records of an interrupted run that the pushed state may lack; run `fcmctl apply` first to fold them in, or pass --force"
+                        )
                     }
                     if let current, pushed.lineage != current.lineage {
-                        throw StateConflictError("\(file) is of lineage \(pushed.lineage), but \(store.displayName) is of \(current.lineage); pass --force to replace it")
+                        throw StateConflictError(
+                            "\(file) is of lineage \(pushed.lineage), but \(store.displayName) is of \(current.lineage); pass --force to replace it")
                     }
                     if let current, pushed.serial <= current.serial {
-                        throw StateConflictError("\(file) has serial \(pushed.serial), not higher than the stored serial \(current.serial); pass --force to roll back")
+                        throw StateConflictError(
+                            "\(file) has serial \(pushed.serial), not higher than the stored serial \(current.serial); pass --force to roll back")
                     }
                 }
                 _ = try await store.write(pushed, replacing: current, force: force)
@@ -283,7 +292,8 @@ struct StatePushCommand: AsyncParsableCommand {
 struct StateUnlockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock", abstract: "Remove a state lock left by a run that is gone.",
-        discussion: "The lock id is printed by the run that was refused (exit 4). Removing the lock of a live run lets two runs lose each other's records.")
+        discussion:
+            "The lock id is printed by the run that was refused (exit 4). Removing the lock of a live run lets two runs lose each other's records.")
 
     @OptionGroup var location: StateLocation
 

@@ -7,7 +7,9 @@ struct LockOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Take the state lock (true or false). Without it two runs can lose each other's records.", valueName: "bool"))
     var lock = true
 
-    @Option(help: ArgumentHelp("How long to wait for a state lock held by another run, e.g. 30s, 2m. Default: 0 (fail at once, exit 4).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for a state lock held by another run, e.g. 30s, 2m. Default: 0 (fail at once, exit 4).", valueName: "duration"))
     var lockTimeout: LockTimeout = LockTimeout(duration: .zero)
 }
 

@@ -111,7 +111,8 @@ enum LiveConnection {
         }
         if project.id.isEmpty && options.needsProjectID {
             transport.shutdown()
-            throw ConnectError(description: "no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
+            throw ConnectError(
+                description: "no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
         }
         if options.verbose {
             Console.current.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")

@@ -66,7 +66,7 @@ extension Array where Element == Diagnostic {
     package func sortedForDisplay() -> [Diagnostic] {
         sorted { lhs, rhs in
             switch (lhs.location, rhs.location) {
-            case let (l?, r?): return l == r ? lhs.severity < rhs.severity : l < r
+            case (let l?, let r?): return l == r ? lhs.severity < rhs.severity : l < r
             case (.some, .none): return true
             case (.none, .some): return false
             case (.none, .none): return lhs.message < rhs.message

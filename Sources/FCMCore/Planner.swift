@@ -5,8 +5,9 @@ package enum Planner {
         for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
             if desired.groups[name] == nil, ledger.groups[name]?.protect == true, observed.groups[name] != nil {
                 plan.notes.append(
-                    .warning("group/\(name) is no longer in the manifest but was protected when last applied; fcmctl keeps it. "
-                        + "To delete it, declare it once more without 'protect', apply, then remove it"))
+                    .warning(
+                        "group/\(name) is no longer in the manifest but was protected when last applied; fcmctl keeps it. "
+                            + "To delete it, declare it once more without 'protect', apply, then remove it"))
                 continue
             }
             if let change = groupChange(name: name, desired: desired.groups[name], observed: observed.groups[name]) {

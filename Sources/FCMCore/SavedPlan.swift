@@ -96,7 +96,9 @@ package struct SavedPlan: Codable, Sendable {
     package func plan() throws -> Plan {
         var plan = Plan()
         for group in groups {
-            guard let action = GroupChange.Action(rawValue: group.action) else { throw SavedPlanError("group/\(group.name) has an unknown action '\(group.action)'") }
+            guard let action = GroupChange.Action(rawValue: group.action) else {
+                throw SavedPlanError("group/\(group.name) has an unknown action '\(group.action)'")
+            }
             let steps = try group.steps.map { step -> GroupStep in
                 let members = step.registrations.map(\.registration)
                 switch step.operation {
@@ -108,11 +110,14 @@ package struct SavedPlan: Codable, Sendable {
             }
             plan.groups.append(
                 GroupChange(
-                    name: group.name, action: action, steps: steps, added: group.added.map(\.registration), removed: group.removed.map(\.registration),
+                    name: group.name, action: action, steps: steps, added: group.added.map(\.registration),
+                    removed: group.removed.map(\.registration),
                     unchanged: group.unchanged))
         }
         for topic in topics {
-            guard let ownership = Ownership(rawValue: topic.ownership) else { throw SavedPlanError("topic/\(topic.name) has an unknown ownership '\(topic.ownership)'") }
+            guard let ownership = Ownership(rawValue: topic.ownership) else {
+                throw SavedPlanError("topic/\(topic.name) has an unknown ownership '\(topic.ownership)'")
+            }
             plan.topics.append(
                 TopicChange(
                     name: topic.name, ownership: ownership, added: topic.added.map(\.registration), removed: topic.removed.map(\.registration),

@@ -27,8 +27,10 @@ struct AdminRoutes {
             guard let inbox = await store.inbox(of: rest[1]) else { return .rpcError(404, "no such registration") }
             let formatter = ISO8601DateFormatter()
             let messages: [[String: Any]] = inbox.map {
-                ["name": $0.name, "received_at": formatter.string(from: $0.receivedAt),
-                 "message": (try? JSONSerialization.jsonObject(with: Data($0.message.utf8))) ?? [:]]
+                [
+                    "name": $0.name, "received_at": formatter.string(from: $0.receivedAt),
+                    "message": (try? JSONSerialization.jsonObject(with: Data($0.message.utf8))) ?? [:],
+                ]
             }
             return .json(200, ["messages": messages])
         case ("GET", ["requests"]):
@@ -42,7 +44,10 @@ struct AdminRoutes {
             return Self.encode(await faults.faults)
         case ("PUT", ["faults"]):
             guard let settings = try? JSONDecoder().decode(FaultSettings.self, from: request.body) else {
-                return .rpcError(400, "expected a JSON object with latency_ms, jitter_ms, error_rates, drop_rate, failing_registrations, html_errors, retry_after_seconds")
+                return .rpcError(
+                    400,
+                    "expected a JSON object with latency_ms, jitter_ms, error_rates, drop_rate, failing_registrations, html_errors, retry_after_seconds"
+                )
             }
             await faults.replace(faults: settings)
             return Self.encode(settings)

@@ -86,11 +86,12 @@ struct EmulatorResponder: HTTPResponder {
         let endpoint = Endpoint.classify(incoming)
         let answer = await answer(incoming, endpoint: endpoint)
         let elapsed = ContinuousClock.now - start
-        await services.recorder.record(.init(
-            method: incoming.method, path: RequestRecorder.redact(incoming.path), endpoint: endpoint?.rawValue ?? "unknown",
-            status: answer.dropConnection ? 0 : answer.status,
-            latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
-            bytesIn: incoming.body.count, bytesOut: answer.body.count))
+        await services.recorder.record(
+            .init(
+                method: incoming.method, path: RequestRecorder.redact(incoming.path), endpoint: endpoint?.rawValue ?? "unknown",
+                status: answer.dropConnection ? 0 : answer.status,
+                latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
+                bytesIn: incoming.body.count, bytesOut: answer.body.count))
         return Self.response(answer)
     }
 
@@ -195,16 +196,24 @@ enum InjectedErrors {
         case .iidBatchAdd, .iidBatchRemove, .iidRelation:
             answer = .flatError(429, "RESOURCE_EXHAUSTED")
         case .messagesSend:
-            answer = .json(429, ["error": [
-                "code": 429, "status": "RESOURCE_EXHAUSTED",
-                "message": "Quota exceeded for quota metric 'Messages' and limit 'Messages per minute' of service 'fcm.googleapis.com'.",
-                "details": [
-                    ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "QUOTA_EXCEEDED"],
-                    ["@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [["subject": "project", "description": "messages per minute"]]],
-                ],
-            ] as [String: Any]])
+            answer = .json(
+                429,
+                [
+                    "error": [
+                        "code": 429, "status": "RESOURCE_EXHAUSTED",
+                        "message": "Quota exceeded for quota metric 'Messages' and limit 'Messages per minute' of service 'fcm.googleapis.com'.",
+                        "details": [
+                            ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "QUOTA_EXCEEDED"],
+                            [
+                                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                "violations": [["subject": "project", "description": "messages per minute"]],
+                            ],
+                        ],
+                    ] as [String: Any]
+                ])
         default:
-            answer = .rpcError(429, "Quota exceeded for quota metric 'Topic subscription changes' per second per project.", fcmErrorCode: "QUOTA_EXCEEDED")
+            answer = .rpcError(
+                429, "Quota exceeded for quota metric 'Topic subscription changes' per second per project.", fcmErrorCode: "QUOTA_EXCEEDED")
         }
         if let retryAfter { answer.extraHeaders["Retry-After"] = String(retryAfter) }
         return answer

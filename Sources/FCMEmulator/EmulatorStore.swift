@@ -64,7 +64,8 @@ actor EmulatorStore {
     }
 
     static func kind(of id: String) -> String {
-        let fid = id.utf8.count == 22 && "cdef".contains(id.first ?? " ")
+        let fid =
+            id.utf8.count == 22 && "cdef".contains(id.first ?? " ")
             && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
         return fid ? "fid" : "token"
     }

@@ -20,8 +20,13 @@ struct FaultSettings: Codable, Sendable, Equatable {
     var retryAfterSeconds: Int?
 
     enum CodingKeys: String, CodingKey {
-        case latencyMs = "latency_ms", jitterMs = "jitter_ms", errorRates = "error_rates", dropRate = "drop_rate"
-        case failingRegistrations = "failing_registrations", htmlErrors = "html_errors", retryAfterSeconds = "retry_after_seconds"
+        case latencyMs = "latency_ms"
+        case jitterMs = "jitter_ms"
+        case errorRates = "error_rates"
+        case dropRate = "drop_rate"
+        case failingRegistrations = "failing_registrations"
+        case htmlErrors = "html_errors"
+        case retryAfterSeconds = "retry_after_seconds"
     }
 
     init() {}
@@ -41,14 +46,16 @@ struct FaultSettings: Codable, Sendable, Equatable {
     /// `503=0.05,429=0.02` or `topics.create:503=0.1`, comma-separated.
     static func parseErrorRates(_ text: String) throws -> [ErrorRate] {
         try text.split(separator: ",").map { item in
-            let (endpoint, spec): (String?, Substring) = item.contains(":")
+            let (endpoint, spec): (String?, Substring) =
+                item.contains(":")
                 ? (String(item.split(separator: ":")[0]), item.split(separator: ":")[1]) : (nil, item)
             let parts = spec.split(separator: "=")
             guard parts.count == 2, let status = Int(parts[0]), (400...599).contains(status), let rate = Double(parts[1]),
                 (0...1).contains(rate)
             else { throw EmulatorSetupError("--error-rate: '\(item)' is not [ENDPOINT:]STATUS=RATE, e.g. 503=0.05") }
             if let endpoint, Endpoint(rawValue: endpoint) == nil {
-                throw EmulatorSetupError("--error-rate: unknown endpoint '\(endpoint)'; known: \(Endpoint.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw EmulatorSetupError(
+                    "--error-rate: unknown endpoint '\(endpoint)'; known: \(Endpoint.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return ErrorRate(endpoint: endpoint, status: status, rate: rate)
         }
@@ -75,7 +82,9 @@ struct QuotaSettings: Codable, Sendable, Equatable {
     var retryAfterSeconds: Int?
 
     enum CodingKeys: String, CodingKey {
-        case subscriptionQPS = "subscription_qps", messagesPerMinute = "messages_per_minute", retryAfterSeconds = "retry_after_seconds"
+        case subscriptionQPS = "subscription_qps"
+        case messagesPerMinute = "messages_per_minute"
+        case retryAfterSeconds = "retry_after_seconds"
     }
 
     init(subscriptionQPS: Double = 3000, messagesPerMinute: Double = 600_000, retryAfterSeconds: Int? = nil) {
@@ -95,12 +104,21 @@ struct QuotaSettings: Codable, Sendable, Equatable {
 
 /// The FCM endpoints the emulator serves, named for logs, stats and per-endpoint faults.
 enum Endpoint: String, CaseIterable, Sendable {
-    case groupsMutate = "groups.mutate", groupsGet = "groups.get", groupsExport = "groups.export"
-    case topicsCreate = "topics.create", topicsGet = "topics.get", topicsList = "topics.list"
-    case topicsPatch = "topics.patch", topicsDelete = "topics.delete"
-    case iidBatchAdd = "iid.batchAdd", iidBatchRemove = "iid.batchRemove", iidInfo = "iid.info", iidRelation = "iid.relation"
+    case groupsMutate = "groups.mutate"
+    case groupsGet = "groups.get"
+    case groupsExport = "groups.export"
+    case topicsCreate = "topics.create"
+    case topicsGet = "topics.get"
+    case topicsList = "topics.list"
+    case topicsPatch = "topics.patch"
+    case topicsDelete = "topics.delete"
+    case iidBatchAdd = "iid.batchAdd"
+    case iidBatchRemove = "iid.batchRemove"
+    case iidInfo = "iid.info"
+    case iidRelation = "iid.relation"
     case messagesSend = "messages.send"
-    case oauthToken = "oauth.token", metadata = "metadata"
+    case oauthToken = "oauth.token"
+    case metadata = "metadata"
 
     /// The API family decides the error body shape: flat `{"error": "…"}` or google.rpc.Status.
     var usesFlatErrors: Bool { rawValue.hasPrefix("groups.") || rawValue.hasPrefix("iid.") }
@@ -110,7 +128,8 @@ enum Endpoint: String, CaseIterable, Sendable {
     var changesSubscriptions: Bool { [.topicsCreate, .topicsPatch, .topicsDelete, .iidBatchAdd, .iidBatchRemove, .iidRelation].contains(self) }
 
     static func classify(_ request: EmulatorRequest) -> Endpoint? {
-        let s = request.segments, m = request.method
+        let s = request.segments
+        let m = request.method
         switch s.first {
         case "fcm":
             if s == ["fcm", "notification"] { return m == "POST" ? .groupsMutate : .groupsGet }

@@ -71,7 +71,10 @@ struct MessageRoutes {
     static func target(of message: [String: Any]) -> Result<Target, EmulatorResponse> {
         let present = ["token", "fid", "topic", "condition"].filter { message[$0] != nil }
         guard present.count == 1, let value = message[present[0]] as? String, !value.isEmpty else {
-            return .failure(invalid("Exactly one of token, fid, topic or condition must be specified; found \(present.isEmpty ? "none" : present.joined(separator: ", "))"))
+            return .failure(
+                invalid(
+                    "Exactly one of token, fid, topic or condition must be specified; found \(present.isEmpty ? "none" : present.joined(separator: ", "))"
+                ))
         }
         switch present[0] {
         case "topic":
@@ -100,7 +103,8 @@ struct MessageRoutes {
                     return invalid("Invalid value at 'message.data[\(key)].value' (TYPE_STRING)")
                 }
                 if reservedDataKeys.contains(key) || reservedDataPrefixes.contains(where: key.hasPrefix) {
-                    return invalid("Invalid data key '\(key)': 'from', 'message_type' and keys starting with 'google.' or 'gcm.notification.' are reserved")
+                    return invalid(
+                        "Invalid data key '\(key)': 'from', 'message_type' and keys starting with 'google.' or 'gcm.notification.' are reserved")
                 }
                 payloadBytes += key.utf8.count + text.utf8.count
             }

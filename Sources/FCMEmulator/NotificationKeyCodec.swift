@@ -10,7 +10,8 @@ enum NotificationKeyCodec {
         var nonce = [UInt8](repeating: 0, count: 48)
         for index in nonce.indices { nonce[index] = UInt8.random(in: 0...255) }
         let payload = Data("g\(groupID):".utf8) + Data(nonce)
-        return prefix + payload.base64EncodedString()
+        return prefix
+            + payload.base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }

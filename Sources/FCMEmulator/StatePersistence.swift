@@ -23,7 +23,9 @@ enum StatePersistence {
         let data = try encoder.encode(snapshot)
         let temporary = path + ".tmp"
         try data.write(to: URL(fileURLWithPath: temporary))
-        guard rename(temporary, path) == 0 else { throw EmulatorSetupError("--state-file \(path): cannot replace: \(String(cString: strerror(errno)))") }
+        guard rename(temporary, path) == 0 else {
+            throw EmulatorSetupError("--state-file \(path): cannot replace: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Saves whenever the store changed, until cancelled.

@@ -76,7 +76,8 @@ actor TokenAuthority {
             exp > iat, exp - iat <= Self.lifetime, iat <= now.timeIntervalSince1970 + 300, exp > now.timeIntervalSince1970
         else {
             throw GrantError.invalidGrant(
-                "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.")
+                "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+            )
         }
         let scopes = (claims["scope"] as? String ?? "").split(separator: " ").map(String.init)
         guard scopes.contains(where: Self.acceptedScopes.contains) else {

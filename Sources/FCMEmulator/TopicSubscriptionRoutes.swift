@@ -12,7 +12,8 @@ struct TopicSubscriptionRoutes {
         let s = request.segments
         guard s.count >= 5, s[0] == "v1", s[1] == "projects", s[3] == "registrations", s[5...].first == "topicSubscriptions"
         else { return nil }
-        let project = s[2], registration = s[4]
+        let project = s[2]
+        let registration = s[4]
         switch (request.method, s.count) {
         case ("GET", 6): return await list(project: project, registration: registration, request: request)
         case ("POST", 6):

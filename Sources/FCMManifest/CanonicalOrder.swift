@@ -28,9 +28,11 @@ enum CanonicalOrder {
     static func pairs(_ pairs: [YAMLPair], path: [String]) -> [YAMLPair] {
         let order = keyOrder(for: path)
         return pairs.sorted { lhs, rhs in
-            let l = lhs.key.scalar ?? "", r = rhs.key.scalar ?? ""
+            let l = lhs.key.scalar ?? ""
+            let r = rhs.key.scalar ?? ""
             if let order {
-                let li = order.firstIndex(of: l) ?? order.count, ri = order.firstIndex(of: r) ?? order.count
+                let li = order.firstIndex(of: l) ?? order.count
+                let ri = order.firstIndex(of: r) ?? order.count
                 if li != ri { return li < ri }
             }
             return l < r

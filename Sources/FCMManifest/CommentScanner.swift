@@ -12,7 +12,8 @@ struct SourceComment: Hashable {
 enum CommentScanner {
     static func scan(_ bytes: [UInt8]) -> [SourceComment] {
         var comments: [SourceComment] = []
-        var line = 1, column = 1
+        var line = 1
+        var column = 1
         var quote: UInt8?
         var lineHasContent = false
         var previous: UInt8 = UInt8(ascii: "\n")
@@ -41,7 +42,8 @@ enum CommentScanner {
                     }
                     quote = nil
                 }
-            } else if byte == UInt8(ascii: "#") && (previous == UInt8(ascii: " ") || previous == UInt8(ascii: "\t") || previous == UInt8(ascii: "\n")) {
+            } else if byte == UInt8(ascii: "#") && (previous == UInt8(ascii: " ") || previous == UInt8(ascii: "\t") || previous == UInt8(ascii: "\n"))
+            {
                 var end = index
                 while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
                 var text = String(decoding: bytes[index..<end], as: UTF8.self)
@@ -64,7 +66,9 @@ enum CommentScanner {
 
     /// A quote opens a quoted scalar only where a scalar can start, not inside a plain one (`it's`).
     static func isQuoteStart(_ previous: UInt8) -> Bool {
-        [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: ","),
-         UInt8(ascii: ":"), UInt8(ascii: "-")].contains(previous)
+        [
+            UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: ","),
+            UInt8(ascii: ":"), UInt8(ascii: "-"),
+        ].contains(previous)
     }
 }

@@ -169,7 +169,9 @@ struct ManifestDecoder {
                 if values.isEmpty { error("\(owner) selector '\(key)' lists no values", at: value) }
                 selector.labels.append((key, values))
             default:
-                error("\(owner) selector '\(key)' must be a label value or a list of values, found \(value.isNull ? "nothing" : value.kindName)", at: value)
+                error(
+                    "\(owner) selector '\(key)' must be a label value or a list of values, found \(value.isNull ? "nothing" : value.kindName)",
+                    at: value)
             }
         }
         if entries.isEmpty, case .mapping = node.value { error("\(owner) selector is empty: name at least one label", at: node) }

@@ -51,7 +51,9 @@ package struct ManifestFormatter {
         for (index, line) in lines.enumerated() {
             let content = line.trimmingSpaces
             if content == "---" || content.hasPrefix("--- ") {
-                if documentStartLine != 0 || index > 0 && !lines[..<index].allSatisfy({ $0.trimmingSpaces.isEmpty || $0.trimmingSpaces.hasPrefix("#") }) {
+                if documentStartLine != 0
+                    || index > 0 && !lines[..<index].allSatisfy({ $0.trimmingSpaces.isEmpty || $0.trimmingSpaces.hasPrefix("#") })
+                {
                     throw FormatRefusal(file: file, line: index + 1, reason: "a document marker in the middle of the file")
                 }
                 documentStartLine = index + 1
@@ -59,7 +61,8 @@ package struct ManifestFormatter {
             } else if content == "..." || content.hasPrefix("%") {
                 throw FormatRefusal(file: file, line: index + 1, reason: "YAML directives and document end markers are not supported")
             } else if Self.isBlockScalarLine(line) && line.contains(":") {
-                throw FormatRefusal(file: file, line: index + 1, reason: "block scalars (| or >) are not supported; write the value as a quoted string")
+                throw FormatRefusal(
+                    file: file, line: index + 1, reason: "block scalars (| or >) are not supported; write the value as a quoted string")
             }
         }
         var entries: [SourceLocation] = []
@@ -83,7 +86,8 @@ package struct ManifestFormatter {
             } else if let target = scalarsByLine[comment.line]?.max(by: { $0.column < $1.column }), trailing[target] == nil {
                 trailing[target] = comment.text
             } else {
-                throw FormatRefusal(file: file, line: comment.line, reason: "the comment at line \(comment.line) follows no value fmt can keep it with")
+                throw FormatRefusal(
+                    file: file, line: comment.line, reason: "the comment at line \(comment.line) follows no value fmt can keep it with")
             }
         }
     }
@@ -115,7 +119,8 @@ package struct ManifestFormatter {
         var consumed = Set<SourceLocation>()
         emitMapping(root, indent: 0, path: [], out: &out, consumed: &consumed)
         out += footer
-        emittedComments = header.count + footer.count + consumed.reduce(0) { $0 + (leading[$1]?.count ?? 0) }
+        emittedComments =
+            header.count + footer.count + consumed.reduce(0) { $0 + (leading[$1]?.count ?? 0) }
             + trailing.count
         if emittedComments != totalComments {
             throw FormatRefusal(file: file, line: 1, reason: "\(totalComments - emittedComments) comment(s) could not be placed")
@@ -140,7 +145,9 @@ package struct ManifestFormatter {
             comments(before: pair.key.location, indent: pad, out: &out, consumed: &consumed)
             let key = ScalarStyle.render(pair.key.scalar ?? "")
             let childPath = path + [pair.key.scalar ?? ""]
-            emitValue(pair.value, prefix: pad + key + ":", keySuffix: suffix(pair.key.location), indent: indent, path: childPath, out: &out, consumed: &consumed)
+            emitValue(
+                pair.value, prefix: pad + key + ":", keySuffix: suffix(pair.key.location), indent: indent, path: childPath, out: &out,
+                consumed: &consumed)
         }
     }
 
@@ -208,7 +215,8 @@ extension ManifestFormatter {
         guard let before = original.root, let after = reread.root, !reread.diagnostics.hasErrors,
             before.structuralKey == after.structuralKey
         else {
-            throw FormatRefusal(file: file, line: 1, reason: "the canonical form would not read back the same (a bug in fmt); the file was left alone")
+            throw FormatRefusal(
+                file: file, line: 1, reason: "the canonical form would not read back the same (a bug in fmt); the file was left alone")
         }
         return text
     }

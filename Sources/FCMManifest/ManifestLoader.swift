@@ -35,7 +35,10 @@ package struct ManifestLoader: Sendable {
             do {
                 bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
             } catch {
-                diagnostics.append(.error("cannot read the file: \(Self.reason(error)); check the path and its permissions", at: SourceLocation(file: file, line: 1, column: 1)))
+                diagnostics.append(
+                    .error(
+                        "cannot read the file: \(Self.reason(error)); check the path and its permissions",
+                        at: SourceLocation(file: file, line: 1, column: 1)))
                 continue
             }
             sources[file] = bytes
@@ -43,7 +46,10 @@ package struct ManifestLoader: Sendable {
             diagnostics.append(contentsOf: found)
             if found.hasErrors { continue }
             guard let root, !root.isNull else {
-                diagnostics.append(.error("the file is empty: a manifest needs at least 'apiVersion' and 'project'", at: SourceLocation(file: file, line: 1, column: 1)))
+                diagnostics.append(
+                    .error(
+                        "the file is empty: a manifest needs at least 'apiVersion' and 'project'", at: SourceLocation(file: file, line: 1, column: 1))
+                )
                 continue
             }
             var decoder = ManifestDecoder()
@@ -74,7 +80,8 @@ package struct ManifestLoader: Sendable {
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                diagnostics.append(.error("\(path): no such file or directory (or a symlink loop): pass a manifest file or a directory of *.yaml files"))
+                diagnostics.append(
+                    .error("\(path): no such file or directory (or a symlink loop): pass a manifest file or a directory of *.yaml files"))
                 continue
             }
             if !isDirectory.boolValue {
@@ -132,7 +139,8 @@ package struct ManifestLoader: Sendable {
                 merged[name] = item
                 continue
             }
-            let first = earlier[keyPath: location], second = item[keyPath: location]
+            let first = earlier[keyPath: location]
+            let second = item[keyPath: location]
             diagnostics.append(.error("\(kind)/\(name) is defined twice (also at \(first.file):\(first.line))", at: second))
             diagnostics.append(.error("\(kind)/\(name) is defined twice (also at \(second.file):\(second.line))", at: first))
         }
@@ -158,7 +166,8 @@ extension Manifest {
         for topic in topics.values {
             let name = TopicNameRule.normalized(topic.name)
             desired.topics[name] = DesiredTopic(
-                name: name, members: resolution.topicMembers[name].map(resolution.registrations(of:)) ?? [], ownership: topic.ownership?.value ?? defaultOwnership,
+                name: name, members: resolution.topicMembers[name].map(resolution.registrations(of:)) ?? [],
+                ownership: topic.ownership?.value ?? defaultOwnership,
                 protect: topic.protect?.value ?? defaultProtect, location: topic.location)
         }
         return desired

@@ -145,7 +145,8 @@ struct ManifestResolver {
 
     static func intersect(_ a: [Int], _ b: [Int]) -> [Int] {
         var out: [Int] = []
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < a.count && j < b.count {
             if a[i] == b[j] {
                 out.append(a[i])

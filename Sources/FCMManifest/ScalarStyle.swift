@@ -39,7 +39,9 @@ enum ScalarStyle {
         if body.first == "+" || body.first == "-" { body = body.dropFirst() }
         if body.isEmpty { return false }
         if body.hasPrefix("0x") || body.hasPrefix("0o") || body == ".inf" || body == ".nan" || body == ".Inf" || body == ".NaN" { return true }
-        return body.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "." || $0 == "_" || $0 == "e" || $0 == "E" || $0 == ":" || $0 == "+" || $0 == "-") }
+        return body.allSatisfy {
+            $0.isASCII && ($0.isNumber || $0 == "." || $0 == "_" || $0 == "e" || $0 == "E" || $0 == ":" || $0 == "+" || $0 == "-")
+        }
             && body.contains(where: \.isNumber)
     }
 

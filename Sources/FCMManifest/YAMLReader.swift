@@ -108,7 +108,8 @@ private struct EventSession {
         if parser.error == YAML_READER_ERROR {
             // The reader reports only a byte offset; count lines and characters up to it ourselves.
             let offset = min(Int(parser.problem_offset), buffer.count)
-            var line = 1, column = 1
+            var line = 1
+            var column = 1
             for byte in buffer[..<offset] {
                 if byte == UInt8(ascii: "\n") {
                     line += 1

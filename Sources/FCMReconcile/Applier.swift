@@ -128,7 +128,8 @@ package struct Applier: Sendable {
 
         func notAttempted(_ address: String, _ action: String, _ registrations: [Registration], reason: String) {
             guard !registrations.isEmpty else { return }
-            report.outcomes.append(OperationOutcome(address: address, action: action, registrations: registrations, status: .notAttempted(reason: reason)))
+            report.outcomes.append(
+                OperationOutcome(address: address, action: action, registrations: registrations, status: .notAttempted(reason: reason)))
         }
 
         /// Registrations whose new subscription failed in this run: their old ones are kept.
@@ -150,7 +151,8 @@ package struct Applier: Sendable {
             run.nextID += 1
             let event = LedgerEvent.group(name: change.name, members: after.sorted())
             guard await run.journal([.intent(id: id, event)]) else {
-                run.notAttempted(change.address, step.operationName, step.registrations + steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
+                run.notAttempted(
+                    change.address, step.operationName, step.registrations + steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
                 return
             }
             do {
@@ -171,7 +173,8 @@ package struct Applier: Sendable {
                 }
                 for registration in gone.sorted() {
                     run.report.outcomes.append(
-                        OperationOutcome(address: change.address, action: step.operationName, registrations: [registration], status: .gone(reason: error.code)))
+                        OperationOutcome(
+                            address: change.address, action: step.operationName, registrations: [registration], status: .gone(reason: error.code)))
                 }
                 target.subtract(gone)
                 steps = GroupStepPlanner.steps(from: members, to: target)[...]
@@ -320,7 +323,8 @@ package struct Applier: Sendable {
             case .registrationGone(let reason):
                 event.applyGone(to: &run.ledger)
                 gone.append(firstID + offset)
-                run.report.outcomes.append(OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
+                run.report.outcomes.append(
+                    OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
             case .failed(let code):
                 run.report.outcomes.append(
                     OperationOutcome(

@@ -49,7 +49,8 @@ package final class InMemoryStateStore: StateStore, @unchecked Sendable {
     package func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal {
         try mutex.withLock {
             guard journal.isEmpty else { throw StateError("memory journal: holds records that are not in the state yet") }
-            journal = JournalFormat.encode(JournalFormat.RunHeader(run: newLineage(), lineage: base.lineage, baseSerial: base.serial, started: Date()))
+            journal = JournalFormat.encode(
+                JournalFormat.RunHeader(run: newLineage(), lineage: base.lineage, baseSerial: base.serial, started: Date()))
         }
         return MemoryJournal(store: self)
     }

@@ -111,8 +111,12 @@ package enum JournalFormat {
                 if let token = object["token"]?.string { return Registration(value: token, kind: .token) }
                 throw JSONParseError(offset: 0, reason: "an intent without a registration")
             }
-            if let topic = value["subscribe"]?.string { return .entry(.intent(id: id, .subscribed(topic: topic, registration: try registration(value)))) }
-            if let topic = value["unsubscribe"]?.string { return .entry(.intent(id: id, .unsubscribed(topic: topic, registration: try registration(value)))) }
+            if let topic = value["subscribe"]?.string {
+                return .entry(.intent(id: id, .subscribed(topic: topic, registration: try registration(value))))
+            }
+            if let topic = value["unsubscribe"]?.string {
+                return .entry(.intent(id: id, .unsubscribed(topic: topic, registration: try registration(value))))
+            }
             if let name = value["group"]?.string, let members = value["members"]?.array {
                 return .entry(.intent(id: id, .group(name: name, members: try members.map(registration))))
             }

@@ -85,7 +85,8 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
                 throw StateConflictError("\(path): refusing to replace lineage \(expected.lineage) with \(ledger.lineage); pass --force to do so")
             }
             if ledger.serial <= expected.serial {
-                throw StateConflictError("\(path): refusing serial \(ledger.serial), which is not newer than the stored \(expected.serial); pass --force to do so")
+                throw StateConflictError(
+                    "\(path): refusing serial \(ledger.serial), which is not newer than the stored \(expected.serial); pass --force to do so")
             }
         }
         let journal = try FileIO.readIfPresent(journalPath, what: "state journal")
@@ -121,7 +122,8 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         var info = stat()
         if fstat(fd, &info) == 0, info.st_size > 0 {
             close(fd)
-            throw StateError("\(journalPath): holds records that are not in the state yet; nothing was sent. Run again: the next run folds them in first")
+            throw StateError(
+                "\(journalPath): holds records that are not in the state yet; nothing was sent. Run again: the next run folds them in first")
         }
         // Reserve the room the run's records will need, so a full disk stops it before the first request.
         let room = Int64(4096 + expectedOperations * 400)
@@ -129,7 +131,8 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
             close(fd)
             unlink(journalPath)
             throw StateError(
-                "\(journalPath): cannot reserve \(room / 1024) KiB for the state journal: \(FileIO.errnoText(failure)); free some space. Nothing was sent")
+                "\(journalPath): cannot reserve \(room / 1024) KiB for the state journal: \(FileIO.errnoText(failure)); free some space. Nothing was sent"
+            )
         }
         let header = JournalFormat.RunHeader(run: newLineage(), lineage: base.lineage, baseSerial: base.serial, started: now())
         if let failure = FileIO.writeAll(fd, JournalFormat.encode(header)) {

@@ -161,16 +161,26 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
         }
     }
 
-    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] {
+    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor)
+        -> [RequestPreview]
+    {
         registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action), redactor: redactor) }
     }
 
     package func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] {
-        [RequestPreview(method: "POST", url: "memory://group/\(name)/\(step.operation)", body: step.registrations.map(redactor.callAsFunction).joined(separator: ","))]
+        [
+            RequestPreview(
+                method: "POST", url: "memory://group/\(name)/\(step.operation)",
+                body: step.registrations.map(redactor.callAsFunction).joined(separator: ","))
+        ]
     }
 
     package func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] {
-        [RequestPreview(method: change.action == .subscribe ? "POST" : "DELETE", url: "memory://topic/\(change.topic)/\(redactor(change.registration))", body: nil)]
+        [
+            RequestPreview(
+                method: change.action == .subscribe ? "POST" : "DELETE", url: "memory://topic/\(change.topic)/\(redactor(change.registration))",
+                body: nil)
+        ]
     }
 }
 

@@ -50,7 +50,8 @@ import Testing
     @Test func authorizedUserRefreshToken() async throws {
         let (emulator, workspace, _) = try setup(["--accept-refresh-token", "1//user-refresh"])
         let file = workspace.url.appendingPathComponent("user.json").path
-        try #"{"type": "authorized_user", "client_id": "cid.apps.googleusercontent.com", "client_secret": "shh", "refresh_token": "1//user-refresh", "token_uri": "\#(emulator.baseURL)/token"}"#
+        try
+            #"{"type": "authorized_user", "client_id": "cid.apps.googleusercontent.com", "client_secret": "shh", "refresh_token": "1//user-refresh", "token_uri": "\#(emulator.baseURL)/token"}"#
             .write(toFile: file, atomically: true, encoding: .utf8)
         let result = try plan(emulator, workspace, ["GOOGLE_APPLICATION_CREDENTIALS": file])
         #expect(result.code == 2, "\(result.stderr)")
@@ -137,7 +138,9 @@ import Testing
 
     /// Injected 429s, 503s and dropped connections: apply still converges, and a second plan is clean.
     @Test func applyConvergesThroughInjectedFaults() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--error-rate", "503=0.15,429=0.1", "--drop-rate", "0.05", "--seed", "11", "--retry-after", "0"])
+        let emulator = try EmulatorProcess(arguments: [
+            "--error-rate", "503=0.15,429=0.1", "--drop-rate", "0.05", "--seed", "11", "--retry-after", "0",
+        ])
         let workspace = try Workspace()
         let common = ["-f", ManifestCommandTests.example("kiosk-fleet"), "--state", workspace.statePath]
         let apply = await CLI.run(["apply", "--auto-approve", "--verbose"] + common, emulator: emulator)

@@ -10,9 +10,11 @@ import Testing
     }
 
     func post(_ emulator: EmulatorProcess, _ path: String, _ body: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
-        try await emulator.send(.init(
-            method: "POST", url: emulator.baseURL + path, headers: [("Content-Type", "application/json"), ("access_token_auth", "true")] + headers,
-            body: Data(body.utf8)))
+        try await emulator.send(
+            .init(
+                method: "POST", url: emulator.baseURL + path,
+                headers: [("Content-Type", "application/json"), ("access_token_auth", "true")] + headers,
+                body: Data(body.utf8)))
     }
 
     func get(_ emulator: EmulatorProcess, _ path: String) async throws -> HTTPResponse {
@@ -23,8 +25,11 @@ import Testing
 
     @Test func iidBatchResultsInInputOrderAndErrors() async throws {
         let emulator = try EmulatorProcess(arguments: ["--strict-registrations"])
-        _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: #"{"registrations":[{"token":"a:APA91b","platform":"IOS","app":"com.acme"},{"token":"c:APA91b"}]}"#)
-        let added = try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/news","registration_tokens":["a:APA91b","b:APA91b","bad token","c:APA91b"]}"#)
+        _ = try await emulator.admin(
+            "POST", "/emulator/v1/registrations",
+            json: #"{"registrations":[{"token":"a:APA91b","platform":"IOS","app":"com.acme"},{"token":"c:APA91b"}]}"#)
+        let added = try await post(
+            emulator, "/iid/v1:batchAdd", #"{"to":"/topics/news","registration_tokens":["a:APA91b","b:APA91b","bad token","c:APA91b"]}"#)
         #expect(added.status == 200)
         let results = json(added)["results"] as? [[String: String]]
         #expect(results == [[:], ["error": "NOT_FOUND"], ["error": "INVALID_ARGUMENT"], [:]])
@@ -47,8 +52,12 @@ import Testing
         let tooMany = try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/news","registration_tokens":[\#(many)]}"#)
         #expect(tooMany.status == 400)
         #expect((json(tooMany)["error"] as? String)?.hasPrefix("Too many registration tokens") == true)
-        #expect(json(try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/news","registration_tokens":[]}"#))["error"] as? String == "MissingIIdToken")
-        #expect(json(try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/bad name","registration_tokens":["a:APA91b"]}"#))["error"] as? String == "Topic name format is invalid")
+        #expect(
+            json(try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/news","registration_tokens":[]}"#))["error"] as? String
+                == "MissingIIdToken")
+        #expect(
+            json(try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/bad name","registration_tokens":["a:APA91b"]}"#))["error"] as? String
+                == "Topic name format is invalid")
         #expect(try await post(emulator, "/iid/v1/a:APA91b/rel/topics/solo", "{}").status == 200)
         #expect(try await emulator.topics(of: "a:APA91b") == ["solo"])
     }
@@ -108,9 +117,13 @@ import Testing
 
     @Test func sendingToAGroupKeyReachesItsMembers() async throws {
         let emulator = try EmulatorProcess()
-        let created = json(try await post(emulator, "/fcm/notification", #"{"operation":"create","notification_key_name":"fam","registration_ids":["m1:APA91b","m2:APA91b"]}"#, headers: [("project_id", "42")]))
+        let created = json(
+            try await post(
+                emulator, "/fcm/notification", #"{"operation":"create","notification_key_name":"fam","registration_ids":["m1:APA91b","m2:APA91b"]}"#,
+                headers: [("project_id", "42")]))
         let key = try #require(created["notification_key"] as? String)
-        #expect(try await post(emulator, "/v1/projects/p/messages:send", #"{"message":{"token":"\#(key)","notification":{"title":"hi"}}}"#).status == 200)
+        #expect(
+            try await post(emulator, "/v1/projects/p/messages:send", #"{"message":{"token":"\#(key)","notification":{"title":"hi"}}}"#).status == 200)
         for member in ["m1:APA91b", "m2:APA91b"] {
             let inbox = try await emulator.admin("GET", "/emulator/v1/registrations/\(member)/inbox").1["messages"] as? [[String: Any]]
             #expect(inbox?.count == 1)
@@ -134,7 +147,9 @@ import Testing
         #expect(String(decoding: page.body, as: UTF8.self).contains("<H2>Error 401</H2>"))
 
         let open = try EmulatorProcess(arguments: ["--no-auth", "--accept-token", "ci-token"])
-        #expect(try await open.transport.send(.init(method: "GET", url: open.baseURL + "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions")).status == 200)
+        #expect(
+            try await open.transport.send(.init(method: "GET", url: open.baseURL + "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions"))
+                .status == 200)
     }
 
     // MARK: Faults and quotas
@@ -149,7 +164,8 @@ import Testing
         #expect(json(iid)["error"] as? String == "UNAVAILABLE")
 
         // Replaced at run time: a per-endpoint rate, HTML bodies.
-        let (status, _) = try await emulator.admin("PUT", "/emulator/v1/faults", json: #"{"error_rates":[{"endpoint":"topics.create","status":500,"rate":1}],"html_errors":true}"#)
+        let (status, _) = try await emulator.admin(
+            "PUT", "/emulator/v1/faults", json: #"{"error_rates":[{"endpoint":"topics.create","status":500,"rate":1}],"html_errors":true}"#)
         #expect(status == 200)
         #expect(try await get(emulator, "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions").status == 200)
         let html = try await post(emulator, "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions?topicName=x", "{}")
@@ -233,7 +249,9 @@ import Testing
         do {
             let first = try EmulatorProcess(arguments: ["--state-file", stateFile])
             _ = try await post(first, "/v1/projects/p/registrations/keep%3AAPA91b/topicSubscriptions?topicName=kept", "{}")
-            _ = try await post(first, "/fcm/notification", #"{"operation":"create","notification_key_name":"g","registration_ids":["keep:APA91b"]}"#, headers: [("project_id", "42")])
+            _ = try await post(
+                first, "/fcm/notification", #"{"operation":"create","notification_key_name":"g","registration_ids":["keep:APA91b"]}"#,
+                headers: [("project_id", "42")])
             first.stop()
         }
         let second = try EmulatorProcess(arguments: ["--state-file", stateFile])

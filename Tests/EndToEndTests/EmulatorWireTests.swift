@@ -5,15 +5,17 @@ import Testing
 /// The emulator's wire behaviour, request by request, as the wire reference describes FCM's.
 @Suite struct EmulatorWireTests {
     func groupRequest(_ emulator: EmulatorProcess, _ body: String, sender: String = "42") async throws -> (Int, [String: Any]) {
-        let response = try await emulator.send(.init(
-            method: "POST", url: emulator.baseURL + "/fcm/notification",
-            headers: [("Content-Type", "application/json"), ("project_id", sender)], body: Data(body.utf8)))
+        let response = try await emulator.send(
+            .init(
+                method: "POST", url: emulator.baseURL + "/fcm/notification",
+                headers: [("Content-Type", "application/json"), ("project_id", sender)], body: Data(body.utf8)))
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
 
     func getKey(_ emulator: EmulatorProcess, _ name: String) async throws -> (Int, [String: Any]) {
-        let response = try await emulator.send(.init(
-            method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=\(name)", headers: [("project_id", "42")]))
+        let response = try await emulator.send(
+            .init(
+                method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=\(name)", headers: [("project_id", "42")]))
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
 
@@ -24,29 +26,46 @@ import Testing
         #expect(created == 200)
         let key = try #require(body["notification_key"] as? String)
 
-        #expect(try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"g","registration_ids":["x:APA91b"]}"#).1["error"] as? String == "notification_key already exists")
-        let full = try await groupRequest(emulator, #"{"operation":"add","notification_key_name":"g","notification_key":"\#(key)","registration_ids":["extra:APA91b"]}"#)
+        #expect(
+            try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"g","registration_ids":["x:APA91b"]}"#).1["error"]
+                as? String == "notification_key already exists")
+        let full = try await groupRequest(
+            emulator, #"{"operation":"add","notification_key_name":"g","notification_key":"\#(key)","registration_ids":["extra:APA91b"]}"#)
         #expect(full.0 == 400)
         #expect(full.1["error"] as? String == "maximum number of members allowed for a notification key exceeded")
-        #expect(try await groupRequest(emulator, #"{"operation":"add","notification_key_name":"other","notification_key":"\#(key)","registration_ids":["x:APA91b"]}"#).1["error"] as? String == "notification_key_name doesn't match the group name of the notification_key")
-        #expect(try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"h","registration_ids":["bad token"]}"#).1["error"] as? String == "no valid registration ids")
+        #expect(
+            try await groupRequest(
+                emulator, #"{"operation":"add","notification_key_name":"other","notification_key":"\#(key)","registration_ids":["x:APA91b"]}"#
+            ).1["error"] as? String == "notification_key_name doesn't match the group name of the notification_key")
+        #expect(
+            try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"h","registration_ids":["bad token"]}"#).1["error"]
+                as? String == "no valid registration ids")
 
         // Each GET returns a different key, and every one of them works.
         let first = try #require(try await getKey(emulator, "g").1["notification_key"] as? String)
         let second = try #require(try await getKey(emulator, "g").1["notification_key"] as? String)
         #expect(first != second && first != key)
         let all = (1...20).map { "\"\(token($0))\"" }.joined(separator: ",")
-        #expect(try await groupRequest(emulator, #"{"operation":"remove","notification_key_name":"g","notification_key":"\#(second)","registration_ids":[\#(all)]}"#).0 == 200)
+        #expect(
+            try await groupRequest(
+                emulator, #"{"operation":"remove","notification_key_name":"g","notification_key":"\#(second)","registration_ids":[\#(all)]}"#
+            ).0 == 200)
 
         // Emptied, the group is gone: its old keys and its name are unknown.
         #expect(try await getKey(emulator, "g").1["error"] as? String == "notification_key not found")
-        #expect(try await groupRequest(emulator, #"{"operation":"add","notification_key_name":"g","notification_key":"\#(first)","registration_ids":["x:APA91b"]}"#).1["error"] as? String == "notification_key not found")
+        #expect(
+            try await groupRequest(
+                emulator, #"{"operation":"add","notification_key_name":"g","notification_key":"\#(first)","registration_ids":["x:APA91b"]}"#
+            ).1["error"] as? String == "notification_key not found")
     }
 
     @Test func createDropsInvalidRegistrations() async throws {
         let emulator = try EmulatorProcess(arguments: ["--strict-registrations"])
         _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: #"{"registrations":[{"token":"known:APA91b"}]}"#)
-        #expect(try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"g","registration_ids":["known:APA91b","unknown:APA91b"]}"#).0 == 200)
+        #expect(
+            try await groupRequest(
+                emulator, #"{"operation":"create","notification_key_name":"g","registration_ids":["known:APA91b","unknown:APA91b"]}"#
+            ).0 == 200)
         #expect(try await emulator.groupMembers(sender: "42", name: "g") == ["known:APA91b"])
     }
 
@@ -114,9 +133,10 @@ import Testing
         let noSender = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=g"))
         #expect(noSender.status == 400)
         #expect(String(decoding: noSender.body, as: UTF8.self) == #"{"error":"project_id header is required"}"#)
-        let badOperation = try await emulator.send(.init(
-            method: "POST", url: emulator.baseURL + "/fcm/notification", headers: [("project_id", "42")],
-            body: Data(#"{"operation":"rename","notification_key_name":"g","registration_ids":["a:APA91b"]}"#.utf8)))
+        let badOperation = try await emulator.send(
+            .init(
+                method: "POST", url: emulator.baseURL + "/fcm/notification", headers: [("project_id", "42")],
+                body: Data(#"{"operation":"rename","notification_key_name":"g","registration_ids":["a:APA91b"]}"#.utf8)))
         #expect(String(decoding: badOperation.body, as: UTF8.self) == #"{"error":"operation must be create, add or remove"}"#)
     }
 }

@@ -21,7 +21,8 @@ import Testing
     /// Each bad manifest is refused with `path:line:col: error:` and exit 1 before any request is sent.
     @Test(arguments: [
         (
-            "project: {id: p, senderId: \"42\"}\ngroups:\n  big:\n    members: [" + (1...21).map { "\"\(token($0))\"" }.joined(separator: ", ") + "]\n",
+            "project: {id: p, senderId: \"42\"}\ngroups:\n  big:\n    members: [" + (1...21).map { "\"\(token($0))\"" }.joined(separator: ", ")
+                + "]\n",
             ":4:14: error: group/big has 21 members; FCM allows at most 20"
         ),
         ("project: {id: p, senderId: \"42\"}\ntopicz:\n  news: []\n", ":2:1: error: unknown key 'topicz' in the top level; did you mean 'topics'?"),
@@ -52,7 +53,9 @@ import Testing
     @Test func withoutEmulatorHostCredentialsAreRefusedClearly() throws {
         let result = try CLI.runBinary(["plan", "-f", Self.quickstart, "--state", "/nonexistent/state.json"])
         #expect(result.code == 1)
-        #expect(result.stderr.contains("error: no credentials found. Tried, in order: FCM_EMULATOR_HOST, FCM_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS"))
+        #expect(
+            result.stderr.contains(
+                "error: no credentials found. Tried, in order: FCM_EMULATOR_HOST, FCM_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS"))
         #expect(result.stderr.contains("FCM_EMULATOR_HOST=127.0.0.1:PORT for fcm-emulator"))
     }
 

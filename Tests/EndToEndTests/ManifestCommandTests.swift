@@ -20,7 +20,10 @@ import Testing
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 11)
         let escapedPath = workspace.manifestPath.replacingOccurrences(of: ":", with: "%3A")
-        #expect(lines.first == "::error file=\(escapedPath),line=2,col=1::unknown key 'unknownKey' in the top level; expected one of: apiVersion, project, state, defaults, devices, groups, topics")
+        #expect(
+            lines.first
+                == "::error file=\(escapedPath),line=2,col=1::unknown key 'unknownKey' in the top level; expected one of: apiVersion, project, state, defaults, devices, groups, topics"
+        )
         #expect(lines.prefix(10).allSatisfy { $0.hasPrefix("::error file=") })
         #expect(lines.last == "::notice::3 more problems not shown; run fcmctl validate locally for all of them")
     }
@@ -80,7 +83,10 @@ import Testing
         let workspace = try Workspace()
         let common = ["-f", Self.example("legacy-iid"), "--state", workspace.statePath]
         let dry = await CLI.run(["apply", "--dry-run"] + common, emulator: emulator)
-        #expect(dry.stdout.contains("POST http://\(emulator.host)/iid/v1:batchAdd {\"registration_tokens\":[\"eD1tor…GhJk\",\"r3ader…NmQw\"],\"to\":\"/topics/breaking-news\"}"), "\(dry.stdout)")
+        #expect(
+            dry.stdout.contains(
+                "POST http://\(emulator.host)/iid/v1:batchAdd {\"registration_tokens\":[\"eD1tor…GhJk\",\"r3ader…NmQw\"],\"to\":\"/topics/breaking-news\"}"
+            ), "\(dry.stdout)")
         #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
         #expect(try await emulator.topics(of: "r3ader0001x:APA91bA9s8D7f6G5h4J3k2L1z0XcVbNmQw") == ["breaking-news"])
         let endpoints = try await emulator.requestLog().compactMap { $0["endpoint"] as? String }

@@ -48,7 +48,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath))
         let requests = dry.stdout.split(separator: "\n").filter { $0.hasPrefix("  POST ") || $0.hasPrefix("  DELETE ") }
         #expect(requests.count == 4)
-        #expect(dry.stdout.contains("POST http://\(emulator.host)/fcm/notification {\"notification_key_name\":\"appUser-Chris\",\"operation\":\"create\""))
+        #expect(
+            dry.stdout.contains("POST http://\(emulator.host)/fcm/notification {\"notification_key_name\":\"appUser-Chris\",\"operation\":\"create\"")
+        )
         #expect(dry.stdout.contains("/v1/projects/quickstart-demo/registrations/kiosk-…h7Ug/topicSubscriptions?topicName=industry-tech {}"))
         // Registrations are redacted unless asked for.
         #expect(!dry.stdout.contains("kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"))
@@ -105,7 +107,9 @@ import Testing
         let workspace = try Workspace()
         let appMade = token(9, prefix: "app")
         // The app subscribed itself to "news"; fcmctl must never remove that.
-        let (status, _) = try await emulator.admin("POST", "/v1/projects/p/registrations/\(appMade.replacingOccurrences(of: ":", with: "%3A"))/topicSubscriptions?topicName=news", json: "{}")
+        let (status, _) = try await emulator.admin(
+            "POST", "/v1/projects/p/registrations/\(appMade.replacingOccurrences(of: ":", with: "%3A"))/topicSubscriptions?topicName=news", json: "{}"
+        )
         #expect(status == 200)
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(appMade)\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]

@@ -114,7 +114,9 @@ import Testing
         let before = try await emulator.requestLog().count
         let refused = await CLI.run(["apply", "--auto-approve", "--max-removals", "3"] + common, emulator: emulator)
         #expect(refused.code == 1)
-        #expect(refused.stderr.contains("the plan removes 5 subscriptions and group members, more than --max-removals 3: topic/news (−5)"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("the plan removes 5 subscriptions and group members, more than --max-removals 3: topic/news (−5)"),
+            "\(refused.stderr)")
         #expect(try await mutations(emulator, after: before).isEmpty)
         // A saved plan made under a limit it breaks is refused at plan time; one within it records the limit.
         let planFile = workspace.url.appendingPathComponent("r.plan").path

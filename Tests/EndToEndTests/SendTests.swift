@@ -11,7 +11,8 @@ import Testing
         let emulator = try EmulatorProcess()
         let fleet = ManifestCommandTests.example("kiosk-fleet")
         let image = "https://example.com/sparky.png"
-        let result = await CLI.run(["send", "-f", fleet, "--token", "kiosk-lon-001", "--title", "Hello", "--image", image, "--data", "kind=demo"], emulator: emulator)
+        let result = await CLI.run(
+            ["send", "-f", fleet, "--token", "kiosk-lon-001", "--title", "Hello", "--image", image, "--data", "kind=demo"], emulator: emulator)
         #expect(result.code == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("Sent to device kiosk-lon-001: projects/acme-signage/messages/"))
         let message = try #require(try await inbox(emulator, "eLx8Q2mVn0c:APA91bF1hGk7sQpZ3wYt9uRcXvBnM4aLdE2").first?["message"] as? [String: Any])
@@ -27,11 +28,17 @@ import Testing
         let workspace = try Workspace()
         let quickstart = PlanApplyTests.quickstart
         #expect(await CLI.run(["apply", "--auto-approve", "-f", quickstart, "--state", workspace.statePath], emulator: emulator).code == 0)
-        let kiosk = "kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug", phone = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
+        let kiosk = "kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"
+        let phone = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
         #expect(await CLI.run(["send", "-f", quickstart, "--topic", "industry-tech", "--body", "t"], emulator: emulator).code == 0)
-        var kioskInbox = try await inbox(emulator, kiosk), phoneInbox = try await inbox(emulator, phone)
+        var kioskInbox = try await inbox(emulator, kiosk)
+        var phoneInbox = try await inbox(emulator, phone)
         #expect(kioskInbox.count == 1 && phoneInbox.isEmpty)
-        #expect(await CLI.run(["send", "-f", quickstart, "--condition", "'weather-nyc' in topics && !('industry-tech' in topics)", "--body", "c"], emulator: emulator).code == 0)
+        #expect(
+            await CLI.run(
+                ["send", "-f", quickstart, "--condition", "'weather-nyc' in topics && !('industry-tech' in topics)", "--body", "c"],
+                emulator: emulator
+            ).code == 0)
         kioskInbox = try await inbox(emulator, kiosk)
         phoneInbox = try await inbox(emulator, phone)
         #expect(phoneInbox.count == 1 && kioskInbox.count == 1)

@@ -72,8 +72,10 @@ import Testing
         let emulator = try EmulatorProcess()
         let workspace = try Workspace()
         let common = ["-f", PlanApplyTests.quickstart, "--state", workspace.statePath]
-        try FileManager.default.createDirectory(atPath: (workspace.statePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let v1 = #"{"groups":{},"lineage":"old-lineage","serial":7,"topics":{"industry-tech":[{"token":"kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"}]},"version":1}"#
+        try FileManager.default.createDirectory(
+            atPath: (workspace.statePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let v1 =
+            #"{"groups":{},"lineage":"old-lineage","serial":7,"topics":{"industry-tech":[{"token":"kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"}]},"version":1}"#
         try v1.write(toFile: workspace.statePath, atomically: true, encoding: .utf8)
         let apply = await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator)
         #expect(apply.code == 0, "\(apply.stderr)")

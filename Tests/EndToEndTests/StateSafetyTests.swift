@@ -107,7 +107,8 @@ import Testing
         #expect(mount == 0, "this test needs to mount a small tmpfs (it runs as root in CI)")
         defer { _ = try? BackgroundRun.runTool("/bin/umount", [mountPoint]) }
         let result = try CLI.runBinary(
-            ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath], environment: ["FCM_EMULATOR_HOST": emulator.host])
+            ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath],
+            environment: ["FCM_EMULATOR_HOST": emulator.host])
         #expect(result.code == 1, "\(result.stderr)")
         #expect(result.stderr.contains("No space left on device") && result.stderr.contains("Nothing was sent"), "\(result.stderr)")
         #expect(try await mutations(emulator) == 0)

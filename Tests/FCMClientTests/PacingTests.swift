@@ -84,12 +84,16 @@ import Testing
         let files = ["/keys/sa.json": serviceAccount, "/home/u/.config/gcloud/application_default_credentials.json": user]
         #expect(try resolve(["FCM_EMULATOR_HOST": "127.0.0.1:9", "FCM_ACCESS_TOKEN": "t"], files: files) == .emulator(host: "127.0.0.1:9"))
         #expect(try resolve(["FCM_ACCESS_TOKEN": "t", "GOOGLE_APPLICATION_CREDENTIALS": "/keys/sa.json"], files: files) == .accessToken)
-        #expect(try resolve(["GOOGLE_APPLICATION_CREDENTIALS": "/keys/sa.json", "HOME": "/home/u"], files: files) == .serviceAccount(path: "/keys/sa.json"))
-        #expect(try resolve(["HOME": "/home/u", "GCE_METADATA_HOST": "m:1"], files: files)
-            == .authorizedUser(path: "/home/u/.config/gcloud/application_default_credentials.json"))
+        #expect(
+            try resolve(["GOOGLE_APPLICATION_CREDENTIALS": "/keys/sa.json", "HOME": "/home/u"], files: files)
+                == .serviceAccount(path: "/keys/sa.json"))
+        #expect(
+            try resolve(["HOME": "/home/u", "GCE_METADATA_HOST": "m:1"], files: files)
+                == .authorizedUser(path: "/home/u/.config/gcloud/application_default_credentials.json"))
         #expect(try resolve(["HOME": "/elsewhere", "GCE_METADATA_HOST": "m:1"], files: files) == .metadataServer(host: "m:1"))
-        #expect(try resolve(["CLOUDSDK_CONFIG": "/cfg"], files: ["/cfg/application_default_credentials.json": serviceAccount])
-            == .serviceAccount(path: "/cfg/application_default_credentials.json"))
+        #expect(
+            try resolve(["CLOUDSDK_CONFIG": "/cfg"], files: ["/cfg/application_default_credentials.json": serviceAccount])
+                == .serviceAccount(path: "/cfg/application_default_credentials.json"))
     }
 
     @Test func problemsAreExplained() {

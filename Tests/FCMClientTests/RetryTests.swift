@@ -43,7 +43,10 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         let ceilings = (1...8).map { attempt -> Double in
             var policy = RetryPolicy()
             policy.maxAttempts = 20
-            guard case .retry(let delay) = policy.decide(status: 503, retryAfter: nil, attempt: attempt, elapsed: 0, jitter: FixedJitter([0.999999]), now: now) else { return -1 }
+            guard
+                case .retry(let delay) = policy.decide(
+                    status: 503, retryAfter: nil, attempt: attempt, elapsed: 0, jitter: FixedJitter([0.999999]), now: now)
+            else { return -1 }
             return (delay * 1000).rounded() / 1000
         }
         #expect(ceilings == [0.5, 1, 2, 4, 8, 16, 30, 30])
@@ -64,7 +67,8 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
 
     @Test func attemptsAndTotalTimeAreBounded() {
         #expect(policy.decide(status: 503, retryAfter: nil, attempt: policy.maxAttempts, elapsed: 0, jitter: FixedJitter([0.1]), now: now) == .giveUp)
-        #expect(policy.decide(status: 503, retryAfter: "10", attempt: 1, elapsed: policy.maxTotal - 5, jitter: FixedJitter([0.1]), now: now) == .giveUp)
+        #expect(
+            policy.decide(status: 503, retryAfter: "10", attempt: 1, elapsed: policy.maxTotal - 5, jitter: FixedJitter([0.1]), now: now) == .giveUp)
     }
 }
 
@@ -79,7 +83,9 @@ enum HTTPDate {
 }
 
 @Suite struct RequestSenderTests {
-    func sender(_ transport: ScriptedTransport, clock: ManualPacingClock, credentials: (any AccessTokenProvider)? = nil, limiter: RateLimiter? = nil) -> RequestSender {
+    func sender(_ transport: ScriptedTransport, clock: ManualPacingClock, credentials: (any AccessTokenProvider)? = nil, limiter: RateLimiter? = nil)
+        -> RequestSender
+    {
         RequestSender(transport: transport, credentials: credentials, limiter: limiter, clock: clock, jitter: FixedJitter([0.5]))
     }
 
@@ -136,6 +142,11 @@ enum HTTPDate {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
     var count: Int { lock.withLock { value } }
 }

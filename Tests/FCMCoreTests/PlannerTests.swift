@@ -58,8 +58,10 @@ import Testing
         ledger.recordGroup("old", members: [a])
         let desired = DesiredState(
             project: project,
-            groups: ["new": DesiredGroup(name: "new", members: [a, b]), "same": DesiredGroup(name: "same", members: [c]),
-                     "grow": DesiredGroup(name: "grow", members: [a, c])])
+            groups: [
+                "new": DesiredGroup(name: "new", members: [a, b]), "same": DesiredGroup(name: "same", members: [c]),
+                "grow": DesiredGroup(name: "grow", members: [a, c]),
+            ])
         let observed = ObservedState(groups: [
             "old": ObservedGroup(name: "old", notificationKey: "k1", members: [a]),
             "same": ObservedGroup(name: "same", notificationKey: "k2", members: [c]),
@@ -84,8 +86,9 @@ import Testing
     @Test func protectedGroupDroppedFromTheManifestIsKeptWithAWarning() {
         var ledger = Ledger()
         ledger.recordGroup("family", members: [a])
-        ledger.recordProtection(from: DesiredState(
-            project: ProjectSettings(id: "p", senderId: "1"), groups: ["family": DesiredGroup(name: "family", members: [a], protect: true)]))
+        ledger.recordProtection(
+            from: DesiredState(
+                project: ProjectSettings(id: "p", senderId: "1"), groups: ["family": DesiredGroup(name: "family", members: [a], protect: true)]))
         #expect(ledger.groups["family"]?.protect == true)
         let observed = ObservedState(groups: ["family": ObservedGroup(name: "family", notificationKey: "k", members: [a])])
         let plan = Planner.plan(desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")), ledger: ledger, observed: observed)

@@ -1,5 +1,6 @@
-@testable import FCMEmulator
 import Testing
+
+@testable import FCMEmulator
 
 @Suite struct NotificationKeyCodecTests {
     @Test func everyKeyIsDifferentAndDecodesToItsGroup() {

@@ -1,7 +1,8 @@
 import FCMCore
-@testable import FCMManifest
 import Foundation
 import Testing
+
+@testable import FCMManifest
 
 @Suite struct FormatterTests {
     static let examples: [String] = {

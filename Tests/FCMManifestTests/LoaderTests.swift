@@ -13,7 +13,8 @@ import Testing
     @Test func directoryFilesAreMergedAndDuplicatesReportedAtBothPlaces() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"a:APA91b\"]\n".write(to: dir.appendingPathComponent("a.yaml"), atomically: true, encoding: .utf8)
+        try "project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"a:APA91b\"]\n".write(
+            to: dir.appendingPathComponent("a.yaml"), atomically: true, encoding: .utf8)
         try "topics:\n  sports: [\"b:APA91b\"]\n".write(to: dir.appendingPathComponent("b.yml"), atomically: true, encoding: .utf8)
         let merged = ManifestLoader().load(paths: [dir.path])
         #expect(merged.manifest.map { Set($0.topics.keys) } == ["news", "sports"])
@@ -51,7 +52,10 @@ import Testing
         // 10^10 nodes if expanded: reaching the budget error at all shows the reader stopped early.
         let result = YAMLReader().read(Array(text.utf8), file: "bomb.yaml")
         #expect(result.0 == nil)
-        #expect(result.1.map(\.headline) == ["bomb.yaml:7:25: error: the document expands to more than 5000000 nodes through aliases; refusing it (an alias bomb?): use fewer nested aliases"])
+        #expect(
+            result.1.map(\.headline) == [
+                "bomb.yaml:7:25: error: the document expands to more than 5000000 nodes through aliases; refusing it (an alias bomb?): use fewer nested aliases"
+            ])
     }
 
     @Test func invalidUTF8IsReportedNotCrashed() {
@@ -97,7 +101,8 @@ import Testing
     @Test func symlinkLoopIsAnErrorNotAHang() throws {
         let dir = try directory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let a = dir.appendingPathComponent("a.yaml").path, b = dir.appendingPathComponent("b.yaml").path
+        let a = dir.appendingPathComponent("a.yaml").path
+        let b = dir.appendingPathComponent("b.yaml").path
         try FileManager.default.createSymbolicLink(atPath: a, withDestinationPath: b)
         try FileManager.default.createSymbolicLink(atPath: b, withDestinationPath: a)
         let single = ManifestLoader().load(paths: [a])
@@ -121,20 +126,21 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("m.yaml").path
         try """
-            project: {id: p, senderId: "1"}
-            devices:
-              k1: {token: "k1:APA91b", labels: {site: nyc}}
-            topics:
-              lon:
-                members:
-                  selector: {site: lon}
-              nyc:
-                members:
-                  selector: {site: [nyc, sfo]}
-                  exclude: []
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        project: {id: p, senderId: "1"}
+        devices:
+          k1: {token: "k1:APA91b", labels: {site: nyc}}
+        topics:
+          lon:
+            members:
+              selector: {site: lon}
+          nyc:
+            members:
+              selector: {site: [nyc, sfo]}
+              exclude: []
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         let result = ManifestLoader().load(paths: [path])
-        #expect(result.diagnostics.map(\.headline) == ["\(path):7:17: warning: topic/lon: the selector (site=lon) matches no device; check the labels"])
+        #expect(
+            result.diagnostics.map(\.headline) == ["\(path):7:17: warning: topic/lon: the selector (site=lon) matches no device; check the labels"])
         #expect(result.desiredState?.topics["nyc"]?.members.map(\.value) == ["k1:APA91b"])
         #expect(result.desiredState?.topics["lon"]?.members.isEmpty == true)
     }
@@ -146,7 +152,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: url) }
         try "project: {id: p, senderId: \"1\"}\ntopics:\n  /topics/news: [\"a:APA91b\"]\n".write(to: url, atomically: true, encoding: .utf8)
         let result = ManifestLoader().load(paths: [url.path])
-        #expect(result.diagnostics.map(\.headline) == ["\(url.path):3:3: note: topic '/topics/news' is read as 'news': the v1 API takes names without '/topics/'"])
+        #expect(
+            result.diagnostics.map(\.headline) == [
+                "\(url.path):3:3: note: topic '/topics/news' is read as 'news': the v1 API takes names without '/topics/'"
+            ])
         #expect(result.desiredState.map { Array($0.topics.keys) } == ["news"])
     }
 }

@@ -44,7 +44,10 @@ import Testing
         #expect(text.contains(" passed, 0 failed"), "\(text)")
     }
 
-    @Test(arguments: FormatterTests.examples.map { ($0 as NSString).deletingLastPathComponent }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } })
+    @Test(
+        arguments: FormatterTests.examples.map { ($0 as NSString).deletingLastPathComponent }.reduce(into: [String]()) {
+            if !$0.contains($1) { $0.append($1) }
+        })
     func everyExampleValidates(directory: String) {
         let result = ManifestLoader().load(paths: [directory])
         #expect(result.manifest != nil, "\(result.diagnostics.map(\.headline))")

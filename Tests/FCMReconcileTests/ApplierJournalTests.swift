@@ -36,7 +36,9 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
 
     var topicBatchSize: Int { batchSize }
 
-    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration: SubscriptionOutcome] {
+    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
+        SubscriptionOutcome]
+    {
         let intents = try intentsInJournal()
         lock.withLock {
             requests.append((topic, registrations))
@@ -50,7 +52,9 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
     func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
     func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
     func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] { [] }
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] {
+        []
+    }
     func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] { [] }
     func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] { [] }
 }

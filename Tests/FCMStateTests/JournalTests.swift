@@ -29,13 +29,15 @@ import Testing
     }
 
     @Test func completionsBecomeRecordsAndOpenIntentsBecomePending() throws {
-        let bytes = journal("L", [
-            .intent(id: 1, .subscribed(topic: "news", registration: a)),
-            .intent(id: 2, .subscribed(topic: "news", registration: b)),
-            .intent(id: 3, .subscribed(topic: "news", registration: f)),
-            .intent(id: 4, .group(name: "fam", members: [a])),
-            .done(ids: [1]), .gone(ids: [3]),
-        ])
+        let bytes = journal(
+            "L",
+            [
+                .intent(id: 1, .subscribed(topic: "news", registration: a)),
+                .intent(id: 2, .subscribed(topic: "news", registration: b)),
+                .intent(id: 3, .subscribed(topic: "news", registration: f)),
+                .intent(id: 4, .group(name: "fam", members: [a])),
+                .done(ids: [1]), .gone(ids: [3]),
+            ])
         let snapshot = try StateAssembly.snapshot(stored: nil, journal: bytes, statePath: "s", journalPath: "j")
         #expect(snapshot.ledger.lineage == "L")
         #expect(snapshot.version == nil)

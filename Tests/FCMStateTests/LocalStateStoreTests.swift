@@ -28,8 +28,10 @@ final class Warnings: @unchecked Sendable {
     let b = Registration(value: "b:APA91b", kind: .token)
     let me = ProcessIdentity(user: "alice", host: "ci-runner-1", pid: getpid(), processStart: ProcessIdentity.startTime(of: getpid()))
 
-    func store(_ scratch: ScratchDirectory, identity: ProcessIdentity? = nil, lease: TimeInterval = 30, warnings: Warnings = Warnings(),
-               now: @escaping @Sendable () -> Date = { Date() }) -> LocalStateStore {
+    func store(
+        _ scratch: ScratchDirectory, identity: ProcessIdentity? = nil, lease: TimeInterval = 30, warnings: Warnings = Warnings(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> LocalStateStore {
         LocalStateStore(path: scratch.statePath, lease: lease, identity: identity ?? me, version: "test", now: now, warn: { warnings.append($0) })
     }
 
@@ -46,9 +48,13 @@ final class Warnings: @unchecked Sendable {
         ledger.serial = 2
         _ = try await store.write(ledger, replacing: first)
         ledger.serial = 3
-        await #expect { try await store.write(ledger, replacing: first) } throws: { "\($0)".contains("expected serial 1 of lineage L and found serial 2") }
+        await #expect { try await store.write(ledger, replacing: first) } throws: {
+            "\($0)".contains("expected serial 1 of lineage L and found serial 2")
+        }
         // A write must move forward on the same lineage unless forced.
-        await #expect(throws: StateConflictError.self) { try await store.write(Ledger(lineage: "other", serial: 9), replacing: StateVersion(lineage: "L", serial: 2)) }
+        await #expect(throws: StateConflictError.self) {
+            try await store.write(Ledger(lineage: "other", serial: 9), replacing: StateVersion(lineage: "L", serial: 2))
+        }
         let snapshot = try await store.read()
         #expect(snapshot.version == StateVersion(lineage: "L", serial: 2))
         #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
@@ -76,7 +82,9 @@ final class Warnings: @unchecked Sendable {
         let store = store(scratch)
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
         let journal = try await store.openJournal(base: base, expectedOperations: 10)
-        try await journal.append([.intent(id: 1, .subscribed(topic: "news", registration: a)), .intent(id: 2, .subscribed(topic: "news", registration: b))])
+        try await journal.append([
+            .intent(id: 1, .subscribed(topic: "news", registration: a)), .intent(id: 2, .subscribed(topic: "news", registration: b)),
+        ])
         try await journal.append([.done(ids: [1])])
         // The process "dies" here: a fresh store sees the record and the open intent.
         let snapshot = try await self.store(scratch).read()
@@ -128,7 +136,8 @@ final class Warnings: @unchecked Sendable {
     @Test func lockOfAnotherHostIsTakenOverOnlyAfterItsLeaseExpires() async throws {
         let scratch = try ScratchDirectory()
         let elsewhere = ProcessIdentity(user: "bob", host: "ci-runner-2", pid: 1, processStart: nil)
-        _ = try await store(scratch, identity: elsewhere, lease: 60, now: { Date(timeIntervalSinceNow: -120) }).lock(operation: "apply", timeout: .zero)
+        _ = try await store(scratch, identity: elsewhere, lease: 60, now: { Date(timeIntervalSinceNow: -120) }).lock(
+            operation: "apply", timeout: .zero)
         let warnings = Warnings()
         let lock = try await store(scratch, warnings: warnings).lock(operation: "apply", timeout: .zero)
         #expect(lock.info.who == "alice@ci-runner-1")

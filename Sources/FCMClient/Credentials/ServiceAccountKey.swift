@@ -53,7 +53,8 @@ package struct ServiceAccountKey: Sendable, CustomStringConvertible {
         let claims: [String: Any] = [
             "iss": clientEmail, "scope": Self.scope, "aud": tokenURI, "iat": issuedAt, "exp": issuedAt + Int(lifetime),
         ]
-        let signingInput = try Base64URL.encode(JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
+        let signingInput =
+            try Base64URL.encode(JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
             + "." + Base64URL.encode(JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys, .withoutEscapingSlashes]))
         let signature = try privateKey.signature(for: Data(signingInput.utf8), padding: .insecurePKCS1v1_5)
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)

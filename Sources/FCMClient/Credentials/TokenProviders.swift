@@ -105,7 +105,9 @@ enum OAuthExchange {
             let error = object["error"] as? String ?? "HTTP \(response.status)"
             let detail = (object["error_description"] as? String).map { " (\($0))" } ?? ""
             var advice = ""
-            if error == "invalid_grant" { advice = ": the key or refresh token was refused; check it is current and not revoked, and that the clock is right" }
+            if error == "invalid_grant" {
+                advice = ": the key or refresh token was refused; check it is current and not revoked, and that the clock is right"
+            }
             if error == "invalid_scope" { advice = ": the credentials may not request the firebase.messaging scope" }
             throw CredentialError("\(url) refused \(what): \(error)\(detail)\(advice)")
         }

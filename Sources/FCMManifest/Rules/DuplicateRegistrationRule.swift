@@ -9,7 +9,8 @@ enum DuplicateRegistrationRule: ManifestRule {
         for device in context.manifest.devices.values.sorted(by: { $0.name < $1.name }) {
             guard let registration = device.registration else { continue }
             if let first = owner[registration.value] {
-                diagnostics.append(.error("device/\(device.name) has the same registration as device/\(first): keep one of them", at: registration.location))
+                diagnostics.append(
+                    .error("device/\(device.name) has the same registration as device/\(first): keep one of them", at: registration.location))
             } else {
                 owner[registration.value] = device.name
             }
@@ -17,7 +18,8 @@ enum DuplicateRegistrationRule: ManifestRule {
         for (address, members) in context.manifest.memberLists {
             for case .name(let located) in members where context.manifest.devices[located.value] == nil {
                 if let device = owner[located.value] {
-                    diagnostics.append(.error("\(address): this registration is declared as device/\(device); refer to it as '\(device)'", at: located.location))
+                    diagnostics.append(
+                        .error("\(address): this registration is declared as device/\(device); refer to it as '\(device)'", at: located.location))
                 }
             }
         }

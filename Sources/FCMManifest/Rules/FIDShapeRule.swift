@@ -3,7 +3,8 @@ import FCMCore
 /// A value declared as a FID must look like one: 22 base64url characters starting with c, d, e or f
 /// (firebase-js-sdk `VALID_FID_PATTERN`, wire reference §7). A token pasted under `fid:` is a common slip.
 enum FIDShapeRule: ManifestRule {
-    static let problem = "is not a Firebase Installation ID (22 characters of A-Z a-z 0-9 - _, starting with c, d, e or f); use 'token:' for an FCM token"
+    static let problem =
+        "is not a Firebase Installation ID (22 characters of A-Z a-z 0-9 - _, starting with c, d, e or f); use 'token:' for an FCM token"
 
     static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []

@@ -8,7 +8,8 @@ enum ProtectRule: ManifestRule {
         for group in context.manifest.groups.values.sorted(by: { $0.name < $1.name }) {
             guard group.protect?.value ?? defaultProtect, group.members.isEmpty else { continue }
             diagnostics.append(
-                .error("group/\(group.name) is protected but declares no members, which would delete it: add members or remove 'protect'",
+                .error(
+                    "group/\(group.name) is protected but declares no members, which would delete it: add members or remove 'protect'",
                     at: group.protect?.location ?? group.location))
         }
         for topic in context.manifest.topics.values.sorted(by: { $0.name < $1.name }) {
@@ -17,7 +18,8 @@ enum ProtectRule: ManifestRule {
                 (context.resolution.topicMembers[TopicNameRule.normalized(topic.name)]?.count ?? 0) == 0
             else { continue }
             diagnostics.append(
-                .error("topic/\(topic.name) is protected but, authoritative and empty, would lose every known subscriber: add members or remove 'protect'",
+                .error(
+                    "topic/\(topic.name) is protected but, authoritative and empty, would lose every known subscriber: add members or remove 'protect'",
                     at: topic.protect?.location ?? topic.location))
         }
         return diagnostics

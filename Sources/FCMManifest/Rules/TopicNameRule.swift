@@ -31,7 +31,8 @@ enum TopicNameRule: ManifestRule {
         for topic in context.manifest.topics.values.sorted(by: { $0.name < $1.name }) {
             let name = normalized(topic.name)
             if name != topic.name {
-                diagnostics.append(.init(.note, "topic '\(topic.name)' is read as '\(name)': the v1 API takes names without '/topics/'", at: topic.location))
+                diagnostics.append(
+                    .init(.note, "topic '\(topic.name)' is read as '\(name)': the v1 API takes names without '/topics/'", at: topic.location))
             }
             if !isValid(name) {
                 diagnostics.append(

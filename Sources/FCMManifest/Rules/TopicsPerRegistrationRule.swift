@@ -17,12 +17,15 @@ enum TopicsPerRegistrationRule: ManifestRule {
         for (position, count) in perDevice.enumerated() where count > limit {
             let name = resolution.deviceNames[position]
             diagnostics.append(
-                .error("device/\(name) is declared in \(count) topics; FCM allows at most \(limit) per registration",
+                .error(
+                    "device/\(name) is declared in \(count) topics; FCM allows at most \(limit) per registration",
                     at: context.manifest.devices[name]?.location))
         }
         for (registration, count) in perRaw.sorted(by: { $0.key < $1.key }) where count > limit {
             diagnostics.append(
-                .error("registration \(Redactor(showTokens: false)(registration)) is declared in \(count) topics; FCM allows at most \(limit) per registration"))
+                .error(
+                    "registration \(Redactor(showTokens: false)(registration)) is declared in \(count) topics; FCM allows at most \(limit) per registration"
+                ))
         }
         return diagnostics
     }

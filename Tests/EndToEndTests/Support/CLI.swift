@@ -41,7 +41,8 @@ enum CLI {
         env["FCM_EMULATOR_HOST"] = nil
         env.merge(environment) { $1 }
         process.environment = env
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
