@@ -26,10 +26,10 @@ package struct FCMEndpoints: Sendable, Hashable {
     package static let groupExportPath = "/fcm/notification/export"
 }
 
-enum URLComponentEncoder {
+package enum URLComponentEncoder {
     /// Percent-encodes everything but RFC 3986 unreserved characters: registrations carry ':' and topic
     /// names may carry '%', both of which must reach the server as data, not syntax.
-    static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 8)

@@ -58,8 +58,8 @@ package struct FCMHTTPService: FCMService {
         return try? Self.notificationKey(in: response, url: request.url)
     }
 
-    package func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] {
-        let request = groupStepRequest(step, name: name, key: key ?? "<key of group/\(name), read just before>") { redactor($0) }
+    package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {
+        let request = groupStepRequest(step, name: name, key: key ?? "<key of group/\(name), read just before>", text: \.value)
         return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
     }
 
@@ -164,19 +164,21 @@ package struct FCMHTTPService: FCMService {
         return outcomes
     }
 
-    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor)
-        -> [RequestPreview]
-    {
-        if project.topicAPI == .iid { return [iid.preview(topic: topic, action: action, registrations, redactor: redactor)] }
-        return registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action), redactor: redactor) }
+    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] {
+        if project.topicAPI == .iid { return [iid.preview(topic: topic, action: action, registrations)] }
+        return registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action)) }
     }
 
     var iid: IIDTopics { IIDTopics(service: self) }
 
-    package func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] {
-        if project.topicAPI == .iid { return [iid.preview(topic: change.topic, action: change.action, [change.registration], redactor: redactor)] }
-        let request = subscriptionRequest(change, pathSegment: { redactor($0) })
-        return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
+    package func preview(_ change: SubscriptionChange) -> [RequestPreview] {
+        if project.topicAPI == .iid { return [iid.preview(topic: change.topic, action: change.action, [change.registration])] }
+        let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })
+        return [
+            RequestPreview(
+                method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) },
+                registrations: [change.registration])
+        ]
     }
 
     func subscriptionRequest(_ change: SubscriptionChange, pathSegment: (Registration) -> String) -> HTTPRequest {

@@ -57,8 +57,9 @@ struct IIDTopics {
         return outcomes
     }
 
-    func preview(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> RequestPreview {
-        let request = request(topic: topic, action: action, registrations.map { redactor($0) })
-        return RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })
+    func preview(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> RequestPreview {
+        let request = request(topic: topic, action: action, registrations.map(\.value))
+        return RequestPreview(
+            method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) }, registrations: registrations)
     }
 }

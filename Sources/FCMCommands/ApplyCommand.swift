@@ -159,12 +159,16 @@ struct ApplyCommand: AsyncParsableCommand {
         for change in computed.plan.groups {
             let key = computed.observed.groups[change.name].map { redactor.redact($0.notificationKey) }
             for step in change.steps {
-                for request in service.preview(step, name: change.name, key: key, redactor: redactor) { console.out("  \(request.line)") }
+                for request in service.preview(step, name: change.name, key: key) {
+                    console.out("  \(RequestPreviewText(redactor: redactor).line(request))")
+                }
             }
         }
-        for batch in Applier.batches(computed.plan.topics, size: service.topicBatchSize) {
-            for request in service.previewBatch(topic: batch.topic, action: batch.action, batch.registrations, redactor: redactor) {
-                console.out("  \(request.line)")
+        // The order apply uses: every addition, then the removals.
+        let batches = Applier.batches(computed.plan.topics, size: service.topicBatchSize)
+        for batch in batches.filter({ $0.action == .subscribe }) + batches.filter({ $0.action == .unsubscribe }) {
+            for request in service.previewBatch(topic: batch.topic, action: batch.action, batch.registrations) {
+                console.out("  \(RequestPreviewText(redactor: redactor).line(request))")
             }
         }
     }

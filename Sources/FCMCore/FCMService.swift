@@ -12,10 +12,10 @@ package protocol FCMService: Sendable {
     var topicBatchSize: Int { get }
     func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws
         -> [Registration: SubscriptionOutcome]
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview]
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview]
     /// The exact requests `perform` would send, for `apply --dry-run`; registrations redacted by `redactor`.
-    func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview]
-    func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview]
+    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview]
+    func preview(_ change: SubscriptionChange) -> [RequestPreview]
 }
 
 package enum SubscriptionOutcome: Hashable, Sendable {
@@ -26,15 +26,19 @@ package enum SubscriptionOutcome: Hashable, Sendable {
     case failed(code: String)
 }
 
+/// A request as it would be sent, registrations in full: the view that prints it redacts them.
 package struct RequestPreview: Hashable, Sendable {
     package var method: String
     package var url: String
     package var body: String?
+    /// The registrations the request names, so the view can redact them wherever they appear.
+    package var registrations: [Registration]
 
-    package init(method: String, url: String, body: String?) {
+    package init(method: String, url: String, body: String?, registrations: [Registration] = []) {
         self.method = method
         self.url = url
         self.body = body
+        self.registrations = registrations
     }
 
     package var line: String { body.map { "\(method) \(url) \($0)" } ?? "\(method) \(url)" }

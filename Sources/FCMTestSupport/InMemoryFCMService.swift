@@ -161,25 +161,24 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
         }
     }
 
-    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor)
-        -> [RequestPreview]
-    {
-        registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action), redactor: redactor) }
+    package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] {
+        registrations.flatMap { preview(SubscriptionChange(topic: topic, registration: $0, action: action)) }
     }
 
-    package func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] {
+    package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {
         [
             RequestPreview(
-                method: "POST", url: "memory://group/\(name)/\(step.operation)",
-                body: step.registrations.map(redactor.callAsFunction).joined(separator: ","))
+                method: "POST", url: "memory://group/\(name)/\(step.operation)", body: step.registrations.map(\.value).joined(separator: ","),
+                registrations: step.registrations)
         ]
     }
 
-    package func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] {
+    package func preview(_ change: SubscriptionChange) -> [RequestPreview] {
         [
             RequestPreview(
-                method: change.action == .subscribe ? "POST" : "DELETE", url: "memory://topic/\(change.topic)/\(redactor(change.registration))",
-                body: nil)
+                method: change.action == .subscribe ? "POST" : "DELETE", url: "memory://topic/\(change.topic)/\(change.registration.value)",
+                body: nil,
+                registrations: [change.registration])
         ]
     }
 }

@@ -52,11 +52,9 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
     func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
     func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
     func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration], redactor: Redactor) -> [RequestPreview] {
-        []
-    }
-    func preview(_ step: GroupStep, name: String, key: String?, redactor: Redactor) -> [RequestPreview] { [] }
-    func preview(_ change: SubscriptionChange, redactor: Redactor) -> [RequestPreview] { [] }
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
+    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
+    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
 }
 
 @Suite struct ApplierJournalTests {

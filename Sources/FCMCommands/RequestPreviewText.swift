@@ -1,0 +1,22 @@
+import FCMClient
+import FCMCore
+import Foundation
+
+/// A dry run's request line, with each registration it names redacted wherever it appears (raw in a body,
+/// percent-encoded in a URL) unless `--show-tokens`. Services hand over requests as they would send them.
+struct RequestPreviewText {
+    let redactor: Redactor
+
+    func line(_ request: RequestPreview) -> String {
+        var text = request.line
+        guard !redactor.showTokens else { return text }
+        // Longest first, so a registration that contains another is replaced whole.
+        for registration in request.registrations.sorted(by: { $0.value.utf8.count > $1.value.utf8.count }) {
+            let redacted = redactor(registration)
+            let encoded = URLComponentEncoder.encode(registration.value)
+            if encoded != registration.value { text = text.replacingOccurrences(of: encoded, with: redacted) }
+            text = text.replacingOccurrences(of: registration.value, with: redacted)
+        }
+        return text
+    }
+}
