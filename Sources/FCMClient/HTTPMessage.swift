@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 package struct HTTPRequest: Sendable {
@@ -37,7 +38,21 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    package var description: String { "could not reach \(url): \(message)" }
+    /// The URL names a registration in its path on most FCM endpoints: it is redacted here, the one place
+    /// this error becomes text.
+    package var description: String { "could not reach \(Self.redactedURL(url)): \(message)" }
+
+    /// scheme://host/path with every path segment that looks like a registration (decoded: 30+ characters
+    /// with a ':', a FID, or 64+ characters) shortened as `Redactor` does, and the query left out.
+    package static func redactedURL(_ url: String) -> String {
+        let withoutQuery = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let redactor = Redactor(showTokens: false)
+        return withoutQuery.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+            let decoded = String(segment).removingPercentEncoding ?? String(segment)
+            let looksLikeRegistration = (decoded.count >= 30 && decoded.contains(":")) || decoded.count >= 64 || Registration.looksLikeFID(decoded)
+            return looksLikeRegistration && !decoded.hasPrefix("http") ? redactor.redact(decoded) : String(segment)
+        }.joined(separator: "/")
+    }
 }
 
 /// Anything that can carry an HTTP request; tests substitute a closure.

@@ -48,6 +48,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let console = Console.current
         let redactor = Redactor(showTokens: run.showTokens)
         let computed = try await pipeline.compute(service: service, store: store)
+        PlanTextRenderer.printNotes(computed.plan)
         for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) { console.out(line) }
         try rails.check(computed.plan, redactor: redactor)
         if dryRun {

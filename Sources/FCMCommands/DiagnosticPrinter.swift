@@ -8,7 +8,10 @@ import Foundation
 struct DiagnosticPrinter {
     let sources: [String: [UInt8]]
     var format: OutputFormat = .text
+    var redactor = Redactor(showTokens: false)
     static let githubLimit = 10
+    /// Line starts per file, found once: thousands of diagnostics in one file must not rescan it each time.
+    private let lineStarts = LineIndex()
 
     func print(_ diagnostics: [Diagnostic]) {
         let console = Console.current
@@ -29,8 +32,10 @@ struct DiagnosticPrinter {
     func render(_ diagnostic: Diagnostic) -> String {
         var text = diagnostic.headline
         guard let location = diagnostic.location, let line = sourceLine(location) else { return text }
-        let prefix = line.prefix(max(0, location.column - 1)).map { $0 == "\t" ? "\t" : " " }.joined()
-        text += "\n    \(line)\n    \(prefix)^"
+        // The quoted line may hold a registration: it is redacted like every other output.
+        let before = String(line.prefix(max(0, location.column - 1)))
+        let prefix = SourceExcerptRedaction.redact(before, redactor).map { $0 == "\t" ? "\t" : " " }.joined()
+        text += "\n    \(SourceExcerptRedaction.redact(line, redactor))\n    \(prefix)^"
         return text
     }
 
@@ -68,15 +73,52 @@ struct DiagnosticPrinter {
 
     func sourceLine(_ location: SourceLocation) -> String? {
         guard let bytes = sources[location.file], location.line >= 1 else { return nil }
-        var current = 1
-        var start = bytes.startIndex
-        while current < location.line {
-            guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-            start = newline + 1
-            current += 1
-        }
+        let starts = lineStarts.starts(of: location.file, bytes)
+        guard location.line <= starts.count else { return nil }
+        let start = starts[location.line - 1]
         let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
         let line = String(decoding: bytes[start..<end].prefix(400), as: UTF8.self)
         return line.hasSuffix("\r") ? String(line.dropLast()) : line
+    }
+}
+
+private final class LineIndex: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cache: [String: [Int]] = [:]
+
+    func starts(of file: String, _ bytes: [UInt8]) -> [Int] {
+        lock.withLock {
+            if let known = cache[file] { return known }
+            var starts = [0]
+            for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(index + 1) }
+            cache[file] = starts
+            return starts
+        }
+    }
+}
+
+/// Finds what looks like a registration in a quoted source line (an FCM token: 30+ characters with a ':';
+/// a FID; any 64+ character run of token characters) and redacts it.
+enum SourceExcerptRedaction {
+    static func redact(_ line: String, _ redactor: Redactor) -> String {
+        guard !redactor.showTokens else { return line }
+        var out = ""
+        var run = ""
+        func flush() {
+            let looksLikeRegistration =
+                (run.count >= 30 && run.contains(":")) || run.count >= 64 || Registration.looksLikeFID(run)
+            out += looksLikeRegistration ? redactor.redact(run) : run
+            run = ""
+        }
+        for character in line {
+            if character.isASCII, character.isLetter || character.isNumber || character == ":" || character == "-" || character == "_" {
+                run.append(character)
+            } else {
+                flush()
+                out.append(character)
+            }
+        }
+        flush()
+        return out
     }
 }

@@ -33,6 +33,7 @@ struct PlanCommand: AsyncParsableCommand {
             try await pipeline.compute(service: service, store: store)
         }
         let redactor = Redactor(showTokens: run.showTokens)
+        PlanTextRenderer.printNotes(computed.plan)
         for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) {
             console.out(line)
         }
@@ -89,8 +90,7 @@ struct ShowCommand: ParsableCommand {
             names[Registration(value: value, kind: .token)] = name
             names[Registration(value: value, kind: .fid)] = name
         }
-        for note in saved.notes { console.out(note) }
-        if !saved.notes.isEmpty { console.out("") }
+        for note in saved.notes { console.err(note) }
         for line in PlanTextRenderer(redactor: Redactor(showTokens: showTokens), deviceNames: names).render(plan) { console.out(line) }
     }
 }

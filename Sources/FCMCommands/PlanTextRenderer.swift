@@ -14,8 +14,6 @@ struct PlanTextRenderer {
 
     func render(_ plan: Plan) -> [String] {
         var lines: [String] = []
-        for note in plan.notes { lines.append(note.headline) }
-        if !plan.notes.isEmpty { lines.append("") }
         guard plan.hasChanges else {
             lines.append("No changes. FCM matches the manifest.")
             return lines
@@ -35,6 +33,11 @@ struct PlanTextRenderer {
         lines.append("")
         lines.append(plan.summary.line)
         return lines
+    }
+
+    /// Warnings about the plan (drift fcmctl will not act on): diagnostics, so they go to stderr.
+    static func printNotes(_ plan: Plan) {
+        for note in plan.notes { Console.current.err(note.headline) }
     }
 
     func memberLines(added: [Registration], removed: [Registration]) -> [String] {

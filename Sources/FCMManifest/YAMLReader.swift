@@ -55,6 +55,8 @@ private struct EventSession {
         }
     }
 
+    static let maximumDepth = 256
+
     let file: String
     let nodeBudget: Int
     var stack: [Frame] = []
@@ -157,10 +159,16 @@ private struct EventSession {
             }
             node.location = at
             return emit(node, anchor: nil)
-        case YAML_SEQUENCE_START_EVENT:
-            stack.append(Frame(isMapping: false, start: at, anchor: Self.string(event.data.sequence_start.anchor)))
-        case YAML_MAPPING_START_EVENT:
-            stack.append(Frame(isMapping: true, start: at, anchor: Self.string(event.data.mapping_start.anchor)))
+        case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+            // A manifest is a few levels deep; a bound keeps hostile input from building a tree whose
+            // (recursive) release would overflow the stack, and keeps work linear in the input.
+            guard stack.count < Self.maximumDepth else {
+                diagnostics.append(.error("nesting deeper than \(Self.maximumDepth) levels; a manifest needs far fewer", at: at))
+                return false
+            }
+            let isMapping = event.type == YAML_MAPPING_START_EVENT
+            let anchor = isMapping ? Self.string(event.data.mapping_start.anchor) : Self.string(event.data.sequence_start.anchor)
+            stack.append(Frame(isMapping: isMapping, start: at, anchor: anchor))
         case YAML_SEQUENCE_END_EVENT:
             guard let frame = stack.popLast(), !frame.isMapping else { return false }
             return emit(YAMLNode(.sequence(frame.items), at: frame.start, weight: frame.weight), anchor: frame.anchor, counted: true)

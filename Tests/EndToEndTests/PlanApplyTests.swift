@@ -137,7 +137,8 @@ import Testing
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let apply = await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator)
         #expect(apply.code == 0, "\(apply.stderr)")
-        #expect(apply.stdout.contains("is no longer registered with FCM (UNREGISTERED)"))
+        #expect(apply.stderr.contains("is no longer registered with FCM (UNREGISTERED)"))
+        #expect(!apply.stdout.contains("warning:"))
         #expect(apply.stdout.contains("~ topic/news  +1 −0"))
         #expect(try await emulator.topics(of: token(1)) == ["news"])
     }

@@ -22,7 +22,11 @@ import Testing
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let first = try BackgroundRun(["apply", "--auto-approve", "--parallelism", "2"] + common, environment: env)
-        #expect(try await waitUntil { FileManager.default.fileExists(atPath: workspace.statePath + ".journal") })
+        let holding = try await waitUntil { FileManager.default.fileExists(atPath: workspace.statePath + ".lock") }
+        guard holding else {
+            Issue.record("the first apply never held the lock: \(first.wait().stderr)")
+            return
+        }
 
         for command in [["apply", "--auto-approve"], ["plan"], ["state", "rm", "topic/topic-1"]] {
             let second = try CLI.runBinary(command + common, environment: env)
