@@ -38,8 +38,16 @@ struct FCMErrorBody: Sendable {
         }
     }
 
-    /// Codes that mean the registration itself is dead or not ours: drift, never retried (product.md inv. 8).
+    /// The registration itself is dead or not ours: drift, never retried (product.md inv. 8). INVALID_ARGUMENT
+    /// counts only when FCM says the registration is what is invalid ("The registration token is not a valid
+    /// FCM registration token", wire reference §4); any other 400 (a bad topic name, TOO_MANY_TOPICS, a request
+    /// FCM did not like) is a failure, so it is never reported as done.
     var meansRegistrationGone: Bool {
-        ["NOT_FOUND", "UNREGISTERED", "INVALID_ARGUMENT", "SENDER_ID_MISMATCH"].contains(code)
+        if ["NOT_FOUND", "UNREGISTERED", "SENDER_ID_MISMATCH"].contains(code) { return true }
+        guard code == "INVALID_ARGUMENT" else { return false }
+        let text = message.lowercased()
+        return text.contains("not a valid fcm registration") || text.contains("not a valid registration")
+            || text.contains("not valid for the sender") || text.contains("registration token is not valid")
+            || text.contains("not a valid fcm registration token or fid")
     }
 }

@@ -150,7 +150,7 @@ package struct FCMHTTPService: FCMService {
         // 409 ALREADY_EXISTS on create means the goal holds; the SDKs count it as success too.
         if change.action == .subscribe, response.status == 409 || error.code == "ALREADY_EXISTS" { return .done }
         if error.meansRegistrationGone { return .registrationGone(reason: error.code) }
-        throw FCMServiceError(status: response.status, code: error.code, message: "\(change.action.rawValue) topic/\(change.topic): \(error.message)")
+        throw FCMServiceError(status: response.status, code: error.code, message: error.message)
     }
 
     package func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws

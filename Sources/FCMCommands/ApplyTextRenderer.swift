@@ -20,7 +20,10 @@ struct ApplyTextRenderer {
             out.append("… and \(rest.reduce(0) { $0 + $1.value }) operations done on \(rest.count) more objects")
         }
         var err: [String] = []
-        for outcome in report.outcomes {
+        let ordered = report.outcomes.sorted {
+            ($0.address, $0.action, $0.registrations.first?.value ?? "") < ($1.address, $1.action, $1.registrations.first?.value ?? "")
+        }
+        for outcome in ordered {
             let who =
                 outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
                 + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")

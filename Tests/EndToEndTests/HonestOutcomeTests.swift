@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+/// An apply says what happened: a refused request is a failure (exit 3), never "gone" or done; a
+/// registration that is really gone is skipped with the suggestion, and the apply succeeds.
+@Suite struct HonestOutcomeTests {
+    @Test func everySubscribeRefusedWithAPlainBadRequestIsAFailure() async throws {
+        let emulator = try EmulatorProcess(arguments: ["--error-rate", "topics.create:400=1.0"])
+        let workspace = try Workspace()
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(token(3))\"]\n")
+        let result = try CLI.runBinary(
+            ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath],
+            environment: ["FCM_EMULATOR_HOST": emulator.host])
+        #expect(result.code == 3, "\(result.stdout)\(result.stderr)")
+        #expect(
+            result.stdout.contains("Apply finished with failures: 0 operations done in 0 requests, 0 skipped (registration gone), 3 failed."),
+            "\(result.stdout)")
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+        #expect(
+            errors == [
+                "error: topic/news: subscribe dev1:A…xxx1: INVALID_ARGUMENT: Injected fault: INVALID_ARGUMENT",
+                "error: topic/news: subscribe dev2:A…xxx2: INVALID_ARGUMENT: Injected fault: INVALID_ARGUMENT",
+                "error: topic/news: subscribe dev3:A…xxx3: INVALID_ARGUMENT: Injected fault: INVALID_ARGUMENT",
+            ], "\(result.stderr)")
+        #expect(try await emulator.topics(of: token(1)) == [])
+    }
+
+    @Test func goneRegistrationsAreSkippedWithTheSuggestionAndTheApplySucceeds() async throws {
+        let emulator = try EmulatorProcess()
+        let workspace = try Workspace()
+        let gone = token(9, prefix: "gone")
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\"]\n")
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        let env = ["FCM_EMULATOR_HOST": emulator.host]
+        #expect(try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
+        // Uninstalled between the plan's refresh and the request: met while applying.
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(gone)\"]\n")
+        let planFile = workspace.url.appendingPathComponent("p.plan").path
+        #expect(try CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
+        _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(gone)\"}]}")
+        #expect(try await emulator.admin("DELETE", "/emulator/v1/registrations/\(gone)").0 == 200)
+        let apply = try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env)
+        #expect(apply.code == 0, "\(apply.stderr)")
+        #expect(apply.stderr.contains("is no longer registered with FCM"), "\(apply.stderr)")
+        #expect(!apply.stdout.contains("warning"))
+    }
+}
