@@ -85,12 +85,7 @@ struct ShowCommand: ParsableCommand {
             "  project: \(saved.project.id) (topic API \(saved.project.topicApi))"
                 + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
         console.out("")
-        var names: [Registration: String] = [:]
-        for (value, name) in saved.deviceNames {
-            names[Registration(value: value, kind: .token)] = name
-            names[Registration(value: value, kind: .fid)] = name
-        }
         for note in saved.notes { console.err(note) }
-        for line in PlanTextRenderer(redactor: Redactor(showTokens: showTokens), deviceNames: names).render(plan) { console.out(line) }
+        for line in PlanTextRenderer(redactor: Redactor(showTokens: showTokens), deviceNames: saved.registrationNames).render(plan) { console.out(line) }
     }
 }

@@ -31,7 +31,7 @@ struct SavedPlanApply {
         defer { connection.shutdown() }
         let store = pipeline.openStore()
         let redactor = Redactor(showTokens: command.run.showTokens)
-        for line in PlanTextRenderer(redactor: redactor, deviceNames: deviceNames(saved)).render(plan) { console.out(line) }
+        for line in PlanTextRenderer(redactor: redactor, deviceNames: saved.registrationNames).render(plan) { console.out(line) }
         try command.rails.check(plan, redactor: redactor, limit: [saved.maxRemovals, command.rails.maxRemovals].compactMap { $0 }.min())
         try await pipeline.withStateLock(store, operation: "apply \((path as NSString).lastPathComponent)", options: command.locking) { lock in
             let snapshot = try await pipeline.readState(store)
@@ -57,15 +57,6 @@ struct SavedPlanApply {
                 plan, observed: observed, ledger: ledger.aligned(with: observed, desired: desired), snapshot: snapshot, desired: desired,
                 pipeline: pipeline, service: connection.service, store: store, lock: lock)
         }
-    }
-
-    func deviceNames(_ saved: SavedPlan) -> [Registration: String] {
-        var names: [Registration: String] = [:]
-        for (value, name) in saved.deviceNames {
-            names[Registration(value: value, kind: .token)] = name
-            names[Registration(value: value, kind: .fid)] = name
-        }
-        return names
     }
 
     /// The manifest the plan was made from, if it is here to compare: a different one is exit 5.

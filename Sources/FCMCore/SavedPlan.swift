@@ -126,6 +126,16 @@ package struct SavedPlan: Codable, Sendable {
         return plan
     }
 
+    /// Device names by registration, for the views.
+    package var registrationNames: [Registration: String] {
+        var names: [Registration: String] = [:]
+        for (value, name) in deviceNames {
+            names[Registration(value: value, kind: .token)] = name
+            names[Registration(value: value, kind: .fid)] = name
+        }
+        return names
+    }
+
     package var projectSettings: ProjectSettings {
         ProjectSettings(id: project.id, senderId: project.senderId, topicAPI: TopicAPI(rawValue: project.topicApi) ?? .v1)
     }
