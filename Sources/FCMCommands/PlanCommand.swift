@@ -86,6 +86,8 @@ struct ShowCommand: ParsableCommand {
                 + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
         console.out("")
         for note in saved.notes { console.err(note) }
-        for line in PlanTextRenderer(redactor: Redactor(showTokens: showTokens), deviceNames: saved.registrationNames).render(plan) { console.out(line) }
+        for line in PlanTextRenderer(redactor: Redactor(showTokens: showTokens), deviceNames: saved.registrationNames).render(plan) {
+            console.out(line)
+        }
     }
 }
