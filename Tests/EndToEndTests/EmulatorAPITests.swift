@@ -201,9 +201,9 @@ import Testing
     }
 
     @Test func subscriptionQuotaRefusesBeyondTheRate() async throws {
-        // 0.1 changes per second: a bucket of one change, refilled every ten seconds, so the second and third
-        // of three quick requests are refused however loaded the machine is (within ten seconds).
-        let emulator = try EmulatorProcess(arguments: ["--subscription-qps", "0.1", "--retry-after", "2"])
+        // 0.001 changes per second: a bucket of one change, refilled after 1,000 seconds, so the second and
+        // third of three requests are refused however loaded the machine is.
+        let emulator = try EmulatorProcess(arguments: ["--subscription-qps", "0.001", "--retry-after", "2"])
         var responses: [HTTPResponse] = []
         for index in 0..<3 {
             responses.append(try await post(emulator, "/v1/projects/p/registrations/q%3AAPA91b/topicSubscriptions?topicName=t\(index)", "{}"))
