@@ -19,6 +19,15 @@ package struct FCMHTTPService: FCMService {
     package var topicBatchSize: Int { project.topicAPI == .iid ? IIDTopics.batchLimit : 1 }
 
     static let groupNotFound = "notification_key not found"
+    static let groupAlreadyExists = "notification_key already exists"
+
+    /// A create whose reply was lost is retried, and the retry finds the group: if it holds only what this
+    /// create asked for, it is ours, made by the first attempt (wire reference §0.6: keys are never compared).
+    func groupCreatedByLostReply(name: String, requested: Set<Registration>) async throws -> String? {
+        guard let key = try await groupKey(name: name) else { return nil }
+        let members = try await groupMembers(name: name, key: key)
+        return !members.isEmpty && Set(members.map(\.value)).isSubset(of: Set(requested.map(\.value))) ? key : nil
+    }
     /// The v1 list API's maximum page size; larger values are coerced to it anyway (wire reference §1B).
     static let listPageSize = 2000
 
@@ -52,6 +61,11 @@ package struct FCMHTTPService: FCMService {
         let response = try await send(request)
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
+            if case .create(let requested) = step, error.code == Self.groupAlreadyExists,
+                let key = try await groupCreatedByLostReply(name: name, requested: Set(requested))
+            {
+                return key
+            }
             throw FCMServiceError(status: response.status, code: error.code, message: "group/\(name) \(Self.operation(step)): \(error.message)")
         }
         // Removing the last members deletes the group; FCM may still answer with a key, which is then useless.

@@ -120,6 +120,11 @@ struct EmulatorResponder: HTTPResponder {
             var dropped = EmulatorResponse(status: 200, body: Data())
             dropped.dropConnection = true
             return dropped
+        case .commitThenDrop(let delay):
+            await Self.wait(delay)
+            var committed = await route(request, endpoint: endpoint)
+            committed.dropConnection = true
+            return committed
         case .quotaExceeded(let delay):
             await Self.wait(delay)
             return InjectedErrors.quotaExceeded(endpoint: endpoint, retryAfter: await services.faults.quotas.retryAfterSeconds)

@@ -77,6 +77,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Fraction of FCM requests whose connection is dropped mid-response.")
     var dropRate: Double = 0
 
+    @Option(help: "Make the change, then drop the reply: 0.3 for every mutating endpoint, or groups.mutate=0.3,topics.create=0.1.")
+    var dropAfterCommitRate: String?
+
     @Option(help: "Requests touching this registration fail: ID or ID=STATUS (default 500). Repeatable.")
     var failRegistration: [String] = []
 
@@ -119,6 +122,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         configuration.faults.jitterMs = try FaultSettings.parseMilliseconds(jitter)
         configuration.faults.errorRates = try errorRate.map(FaultSettings.parseErrorRates) ?? []
         configuration.faults.dropRate = dropRate
+        configuration.faults.dropAfterCommit = try dropAfterCommitRate.map(FaultSettings.parseDropAfterCommit) ?? []
         configuration.faults.htmlErrors = htmlErrors
         configuration.faults.retryAfterSeconds = retryAfter
         for item in failRegistration {

@@ -29,6 +29,8 @@ actor FaultInjector {
         case proceed(delayMs: Double)
         case fail(status: Int, delayMs: Double)
         case drop(delayMs: Double)
+        /// Make the change, then cut the connection before the reply: the client cannot know it happened.
+        case commitThenDrop(delayMs: Double)
         case quotaExceeded(delayMs: Double)
     }
 
@@ -48,6 +50,11 @@ actor FaultInjector {
         }
         if endpoint == .messagesSend, quotas.messagesPerMinute > 0, !messageBucket.take(Double(cost), at: now) {
             return .quotaExceeded(delayMs: delay)
+        }
+        if endpoint.isMutating {
+            for rate in faults.dropAfterCommit where rate.endpoint == nil || rate.endpoint == endpoint.rawValue {
+                if random.nextUnit() < rate.rate { return .commitThenDrop(delayMs: delay) }
+            }
         }
         return .proceed(delayMs: delay)
     }

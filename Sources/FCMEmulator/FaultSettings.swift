@@ -13,6 +13,9 @@ struct FaultSettings: Codable, Sendable, Equatable {
     var jitterMs: Double = 0
     var errorRates: [ErrorRate] = []
     var dropRate: Double = 0
+    /// Requests whose change is made and whose reply is then lost (the connection is cut): per endpoint, or
+    /// every mutating endpoint when the endpoint is nil. Status is unused.
+    var dropAfterCommit: [ErrorRate] = []
     /// Registration → HTTP status its requests fail with (500 by default).
     var failingRegistrations: [String: Int] = [:]
     /// Injected errors come as an HTML page instead of JSON, as some Google front ends answer.
@@ -24,6 +27,7 @@ struct FaultSettings: Codable, Sendable, Equatable {
         case jitterMs = "jitter_ms"
         case errorRates = "error_rates"
         case dropRate = "drop_rate"
+        case dropAfterCommit = "drop_after_commit"
         case failingRegistrations = "failing_registrations"
         case htmlErrors = "html_errors"
         case retryAfterSeconds = "retry_after_seconds"
@@ -38,9 +42,26 @@ struct FaultSettings: Codable, Sendable, Equatable {
         jitterMs = try c.decodeIfPresent(Double.self, forKey: .jitterMs) ?? 0
         errorRates = try c.decodeIfPresent([ErrorRate].self, forKey: .errorRates) ?? []
         dropRate = try c.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
+        dropAfterCommit = try c.decodeIfPresent([ErrorRate].self, forKey: .dropAfterCommit) ?? []
         failingRegistrations = try c.decodeIfPresent([String: Int].self, forKey: .failingRegistrations) ?? [:]
         htmlErrors = try c.decodeIfPresent(Bool.self, forKey: .htmlErrors) ?? false
         retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds)
+    }
+
+    /// `0.3` (every mutating endpoint) or `groups.mutate=0.3,topics.create=0.1`, comma-separated.
+    static func parseDropAfterCommit(_ text: String) throws -> [ErrorRate] {
+        try text.split(separator: ",").map { item in
+            let parts = item.split(separator: "=")
+            let (endpoint, rateText): (String?, Substring) = parts.count == 2 ? (String(parts[0]), parts[1]) : (nil, item)
+            guard let rate = Double(rateText), (0...1).contains(rate), parts.count <= 2 else {
+                throw EmulatorSetupError("--drop-after-commit-rate: '\(item)' is not [ENDPOINT=]RATE, e.g. 0.3 or groups.mutate=0.3")
+            }
+            if let endpoint, Endpoint(rawValue: endpoint) == nil {
+                throw EmulatorSetupError(
+                    "--drop-after-commit-rate: unknown endpoint '\(endpoint)'; known: \(Endpoint.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return ErrorRate(endpoint: endpoint, status: 0, rate: rate)
+        }
     }
 
     /// `503=0.05,429=0.02` or `topics.create:503=0.1`, comma-separated.
@@ -124,6 +145,8 @@ enum Endpoint: String, CaseIterable, Sendable {
     var usesFlatErrors: Bool { rawValue.hasPrefix("groups.") || rawValue.hasPrefix("iid.") }
 
     var requiresBearer: Bool { self != .oauthToken && self != .metadata }
+
+    var isMutating: Bool { changesSubscriptions || self == .groupsMutate || self == .messagesSend }
 
     var changesSubscriptions: Bool { [.topicsCreate, .topicsPatch, .topicsDelete, .iidBatchAdd, .iidBatchRemove, .iidRelation].contains(self) }
 

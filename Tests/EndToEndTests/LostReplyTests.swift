@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+
+/// Networks lose replies after the change is made: the retry then meets "already exists" (a group) or 409
+/// (a subscription), which must count as done, so the apply succeeds and the next plan is clean.
+@Suite struct LostReplyTests {
+    @Test(arguments: [11, 12, 13])
+    func repliesDroppedAfterCommitStillConverge(seed: Int) async throws {
+        let emulator = try EmulatorProcess(arguments: ["--drop-after-commit-rate", "0.3", "--seed", String(seed)])
+        let workspace = try Workspace()
+        var manifest = "project: {id: p, senderId: \"42\"}\ngroups:\n"
+        for group in 0..<6 { manifest += "  g\(group):\n    members: [\"\(token(group * 10 + 1))\", \"\(token(group * 10 + 2))\"]\n" }
+        manifest += "topics:\n"
+        for topic in 0..<3 { manifest += "  t\(topic): [" + (1...20).map { "\"\(token($0))\"" }.joined(separator: ", ") + "]\n" }
+        try workspace.write(manifest)
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath, "--parallelism", "4"]
+        let apply = await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator)
+        #expect(apply.code == 0, "\(apply.stdout)\(apply.stderr)")
+        let dropped = try await emulator.requestLog().filter { $0["status"] as? Int == 0 }.count
+        #expect(dropped > 0, "the fault never fired")
+        let plan = await CLI.run(["plan", "--detailed-exitcode"] + common, emulator: emulator)
+        #expect(plan.code == 0, "\(plan.stdout)\(plan.stderr)")
+        for group in 0..<6 {
+            #expect(try await emulator.groupMembers(sender: "42", name: "g\(group)")?.count == 2)
+        }
+    }
+}
