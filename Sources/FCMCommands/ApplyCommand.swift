@@ -55,9 +55,11 @@ struct ApplyCommand: AsyncParsableCommand {
             printRequests(computed, service: service, redactor: redactor)
             return
         }
+        let unreadable = pipeline.reportUnreadable(computed.observed)
         try await execute(
             computed.plan, observed: computed.observed, ledger: computed.ledger, snapshot: computed.snapshot, desired: computed.desired,
             pipeline: pipeline, service: service, store: store, lock: lock)
+        if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
     }
 
     /// Carries out `plan` on `ledger` (already aligned with what FCM reported): the state is written before

@@ -52,6 +52,9 @@ struct RunOptions: ParsableArguments {
     @Flag(help: "Allow a manifest that declares no groups or topics (it would remove everything fcmctl manages).")
     var allowEmpty = false
 
+    @Flag(help: "When FCM will not tell about some registrations, plan and apply the rest and exit 0 (a warning) instead of 1.")
+    var skipUnreadable = false
+
     func validate() throws {
         guard (1...2000).contains(parallelism) else { throw ValidationError("--parallelism must be between 1 and 2000") }
         guard qps >= 0 else { throw ValidationError("--qps must not be negative (0 means unpaced)") }

@@ -133,6 +133,23 @@ final class Pipeline {
         return snapshot
     }
 
+    /// Names each registration FCM would not tell about (redacted) and what was left out because of it.
+    /// Returns the exit code to end with: 1, or 0 under `--skip-unreadable`.
+    func reportUnreadable(_ observed: ObservedState) -> Int32 {
+        guard !observed.unreadable.isEmpty else { return ExitCodes.success }
+        let redactor = Redactor(showTokens: options.showTokens)
+        let severity = options.skipUnreadable ? "warning" : "error"
+        for (registration, reason) in observed.unreadable.sorted(by: { $0.key < $1.key }).prefix(20) {
+            console.err("\(severity): could not read the subscriptions of \(redactor(registration)): \(reason)")
+        }
+        if observed.unreadable.count > 20 { console.err("\(severity): … and \(observed.unreadable.count - 20) more registrations") }
+        console.err(
+            "\(severity): \(observed.unreadable.count) registration\(observed.unreadable.count == 1 ? "" : "s") could not be read; "
+                + "nothing that depends on them was planned, and their records are kept. Run again later"
+                + (options.skipUnreadable ? "" : ", or pass --skip-unreadable to accept the rest with exit 0"))
+        return options.skipUnreadable ? ExitCodes.success : ExitCodes.error
+    }
+
     struct Computed {
         var desired: DesiredState
         /// The ledger as read, with FCM's answers folded in: what the plan was made from.

@@ -53,6 +53,8 @@ struct PlanCommand: AsyncParsableCommand {
             console.out("")
             console.out("Saved this plan to \(out). Apply exactly it with: fcmctl apply \(out)")
         }
+        let unreadable = pipeline.reportUnreadable(computed.observed)
+        if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
         if detailedExitcode && computed.plan.hasChanges { throw ExitCode(ExitCodes.changesPresent) }
     }
 }

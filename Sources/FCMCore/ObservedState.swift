@@ -26,6 +26,9 @@ package struct ObservedState: Hashable, Sendable {
     package var registrations: [Registration: RegistrationStatus]
     /// Group names that were looked up (found or not); nil means every group fcmctl knows was.
     package var checkedGroups: Set<String>?
+    /// Registrations FCM would not tell about (an error after every retry), with the reason. Nothing that
+    /// depends on them is planned; their records are kept.
+    package var unreadable: [Registration: String] = [:]
 
     package init(
         groups: [String: ObservedGroup] = [:], registrations: [Registration: RegistrationStatus] = [:], checkedGroups: Set<String>? = nil
@@ -41,6 +44,8 @@ package struct ObservedState: Hashable, Sendable {
         if case .active(let topics) = registrations[registration] { return topics.contains(topic) }
         return false
     }
+
+    package func isUnreadable(_ registration: Registration) -> Bool { unreadable[registration] != nil }
 
     package func isGone(_ registration: Registration) -> Bool {
         if case .gone = registrations[registration] { return true }

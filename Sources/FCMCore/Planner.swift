@@ -40,7 +40,7 @@ package enum Planner {
     ) -> (TopicChange?, [Diagnostic]) {
         let declared = desired?.members ?? []
         let ownership = desired?.ownership ?? .additive
-        let missing = declared.filter { !observed.isGone($0) && !observed.isSubscribed($0, to: name) }
+        let missing = declared.filter { !observed.isGone($0) && !observed.isUnreadable($0) && !observed.isSubscribed($0, to: name) }
         let removalCandidates: Set<Registration>
         switch ownership {
         case .additive, .observe:

@@ -21,7 +21,7 @@ package struct Refresher: Sendable {
         }
         var registrations = ledger.subscribedRegistrations
         for topic in desired.topics.values { registrations.formUnion(topic.members) }
-        observed.registrations = try await statuses(of: registrations)
+        (observed.registrations, observed.unreadable) = try await statuses(of: registrations)
         return observed
     }
 
@@ -39,18 +39,33 @@ package struct Refresher: Sendable {
             registrations.formUnion(topic.added)
             registrations.formUnion(topic.removed)
         }
-        observed.registrations = try await statuses(of: registrations)
+        (observed.registrations, observed.unreadable) = try await statuses(of: registrations)
         return observed
     }
 
-    func statuses(of registrations: Set<Registration>) async throws -> [Registration: RegistrationStatus] {
+    /// One registration that cannot be read does not sink the refresh: it is set aside with its reason.
+    func statuses(of registrations: Set<Registration>) async throws -> ([Registration: RegistrationStatus], [Registration: String]) {
         let results = try await BoundedConcurrency.map(registrations.sorted(), limit: parallelism) { registration in
-            (registration, try await service.subscriptions(of: registration))
+            do {
+                return (registration, Result<RegistrationStatus, ReadFailure>.success(try await service.subscriptions(of: registration)))
+            } catch {
+                return (registration, .failure(ReadFailure(reason: "\(error)")))
+            }
         }
         var statuses: [Registration: RegistrationStatus] = [:]
+        var unreadable: [Registration: String] = [:]
         statuses.reserveCapacity(results.count)
-        for (registration, status) in results { statuses[registration] = status }
-        return statuses
+        for (registration, result) in results {
+            switch result {
+            case .success(let status): statuses[registration] = status
+            case .failure(let failure): unreadable[registration] = failure.reason
+            }
+        }
+        return (statuses, unreadable)
+    }
+
+    struct ReadFailure: Error {
+        var reason: String
     }
 }
 

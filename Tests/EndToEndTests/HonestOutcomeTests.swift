@@ -45,3 +45,25 @@ import Testing
         #expect(!apply.stdout.contains("warning"))
     }
 }
+
+/// One registration FCM will not tell about does not sink the run.
+@Suite struct UnreadableRegistrationTests {
+    @Test func theRestIsPlannedAndAppliedAndTheRunEndsWithExitOne() async throws {
+        let broken = token(7, prefix: "broken")
+        let emulator = try EmulatorProcess(arguments: ["--fail-registration", "\(broken)=500"])
+        let workspace = try Workspace()
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(broken)\"]\n")
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        let env = ["FCM_EMULATOR_HOST": emulator.host]
+        let plan = try CLI.runBinary(["plan"] + common, environment: env)
+        #expect(plan.code == 1, "\(plan.stderr)")
+        #expect(plan.stdout.contains("~ topic/news  +2 −0"), "\(plan.stdout)")
+        #expect(plan.stderr.contains("error: could not read the subscriptions of broken…xxx7"), "\(plan.stderr)")
+        #expect(!plan.stderr.contains(broken))
+        let apply = try CLI.runBinary(["apply", "--auto-approve", "--skip-unreadable"] + common, environment: env)
+        #expect(apply.code == 0, "\(apply.stderr)")
+        #expect(apply.stderr.contains("warning: 1 registration could not be read"), "\(apply.stderr)")
+        #expect(try await emulator.topics(of: token(1)) == ["news"])
+        #expect(try await emulator.topics(of: token(2)) == ["news"])
+    }
+}
