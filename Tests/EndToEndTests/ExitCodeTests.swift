@@ -10,10 +10,10 @@ import Testing
         let workspace = try Workspace()
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", Self.quickstart, "--state", workspace.statePath]
-        #expect(try CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env).code == 2)
-        #expect(try CLI.runBinary(["plan"] + common, environment: env).code == 0)
-        #expect(try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
-        let clean = try CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env)
+        #expect(try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env).code == 2)
+        #expect(try await CLI.runBinary(["plan"] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
+        let clean = try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env)
         #expect(clean.code == 0)
         #expect(clean.stdout.contains("No changes"))
     }
@@ -34,7 +34,7 @@ import Testing
         try workspace.write(manifest)
         let state = ["--state", workspace.statePath]
         for command in [["validate"], ["plan"] + state, ["apply", "--auto-approve"] + state] {
-            let result = try CLI.runBinary(
+            let result = try await CLI.runBinary(
                 command + ["-f", workspace.manifestPath],
                 environment: ["FCM_EMULATOR_HOST": emulator.host])
             #expect(result.code == 1, "\(command): \(result.stderr)")
@@ -44,14 +44,14 @@ import Testing
         #expect(try await emulator.requestLog().isEmpty)
     }
 
-    @Test func usageErrorIsSixtyFour() throws {
-        let result = try CLI.runBinary(["plan", "--no-such-flag"])
+    @Test func usageErrorIsSixtyFour() async throws {
+        let result = try await CLI.runBinary(["plan", "--no-such-flag"])
         #expect(result.code == 64)
         #expect(result.stderr.contains("Unknown option '--no-such-flag'"))
     }
 
-    @Test func withoutEmulatorHostCredentialsAreRefusedClearly() throws {
-        let result = try CLI.runBinary(["plan", "-f", Self.quickstart, "--state", "/nonexistent/state.json"])
+    @Test func withoutEmulatorHostCredentialsAreRefusedClearly() async throws {
+        let result = try await CLI.runBinary(["plan", "-f", Self.quickstart, "--state", "/nonexistent/state.json"])
         #expect(result.code == 1)
         #expect(
             result.stderr.contains(
@@ -62,13 +62,13 @@ import Testing
     @Test func emptyManifestIsRefusedUnlessAllowed() async throws {
         let workspace = try Workspace()
         try workspace.write("project: {id: p, senderId: \"42\"}\n")
-        let result = try CLI.runBinary(["plan", "-f", workspace.manifestPath], environment: ["FCM_EMULATOR_HOST": "127.0.0.1:9"])
+        let result = try await CLI.runBinary(["plan", "-f", workspace.manifestPath], environment: ["FCM_EMULATOR_HOST": "127.0.0.1:9"])
         #expect(result.code == 1)
         #expect(result.stderr.contains("--allow-empty"))
     }
 
-    @Test func versionPrints() throws {
-        let result = try CLI.runBinary(["version"])
+    @Test func versionPrints() async throws {
+        let result = try await CLI.runBinary(["version"])
         #expect(result.code == 0)
         #expect(result.stdout == "fcmctl 0.1.0\n")
     }
@@ -76,15 +76,15 @@ import Testing
 
 /// The exit-code contract as `--help` states it, read from the built binary.
 @Suite struct HelpExitCodeTests {
-    @Test func helpStatesExitCodesFourAndFiveAsReal() throws {
-        let help = try CLI.runBinary(["--help"])
+    @Test func helpStatesExitCodesFourAndFiveAsReal() async throws {
+        let help = try await CLI.runBinary(["--help"])
         #expect(help.code == 0)
         let text = help.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
         #expect(text.contains("4 the state is locked by another run"), "\(help.stdout)")
         #expect(!text.contains("4 (state locked)"))
         #expect(text.contains("5 a saved plan is stale"), "\(help.stdout)")
         #expect(!text.contains("reserved"))
-        let state = try CLI.runBinary(["state", "--help"])
+        let state = try await CLI.runBinary(["state", "--help"])
         for command in ["list", "show", "rm", "pull", "push", "unlock"] { #expect(state.stdout.contains("  \(command) "), "\(state.stdout)") }
     }
 }

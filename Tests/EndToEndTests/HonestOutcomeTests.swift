@@ -8,7 +8,7 @@ import Testing
         let emulator = try EmulatorProcess(arguments: ["--error-rate", "topics.create:400=1.0"])
         let workspace = try Workspace()
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(token(3))\"]\n")
-        let result = try CLI.runBinary(
+        let result = try await CLI.runBinary(
             ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath],
             environment: ["FCM_EMULATOR_HOST": emulator.host])
         #expect(result.code == 3, "\(result.stdout)\(result.stderr)")
@@ -32,14 +32,14 @@ import Testing
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let env = ["FCM_EMULATOR_HOST": emulator.host]
-        #expect(try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
         // Uninstalled between the plan's refresh and the request: met while applying.
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(gone)\"]\n")
         let planFile = workspace.url.appendingPathComponent("p.plan").path
-        #expect(try CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
         _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(gone)\"}]}")
         #expect(try await emulator.admin("DELETE", "/emulator/v1/registrations/\(gone)").0 == 200)
-        let apply = try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env)
+        let apply = try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env)
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("is no longer registered with FCM"), "\(apply.stderr)")
         #expect(!apply.stdout.contains("warning"))
@@ -55,12 +55,12 @@ import Testing
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(broken)\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let env = ["FCM_EMULATOR_HOST": emulator.host]
-        let plan = try CLI.runBinary(["plan"] + common, environment: env)
+        let plan = try await CLI.runBinary(["plan"] + common, environment: env)
         #expect(plan.code == 1, "\(plan.stderr)")
         #expect(plan.stdout.contains("~ topic/news  +2 −0"), "\(plan.stdout)")
         #expect(plan.stderr.contains("error: could not read the subscriptions of broken…xxx7"), "\(plan.stderr)")
         #expect(!plan.stderr.contains(broken))
-        let apply = try CLI.runBinary(["apply", "--auto-approve", "--skip-unreadable"] + common, environment: env)
+        let apply = try await CLI.runBinary(["apply", "--auto-approve", "--skip-unreadable"] + common, environment: env)
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("warning: 1 registration could not be read"), "\(apply.stderr)")
         #expect(try await emulator.topics(of: token(1)) == ["news"])

@@ -12,10 +12,10 @@ import Testing
         try workspace.write("project: {id: p, senderId: \"42\"}\nunknownKey: 1\ntopics:\n" + topics)
     }
 
-    @Test func githubAnnotationsAreCappedAtTenWithACount() throws {
+    @Test func githubAnnotationsAreCappedAtTenWithACount() async throws {
         let workspace = try Workspace()
         try manyProblems(workspace)
-        let result = try CLI.runBinary(["validate", "--format", "github", "-f", workspace.manifestPath])
+        let result = try await CLI.runBinary(["validate", "--format", "github", "-f", workspace.manifestPath])
         #expect(result.code == 1)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 11)
@@ -28,10 +28,10 @@ import Testing
         #expect(lines.last == "::notice::3 more problems not shown; run fcmctl validate locally for all of them")
     }
 
-    @Test func jsonDiagnosticsAreVersionedAndComplete() throws {
+    @Test func jsonDiagnosticsAreVersionedAndComplete() async throws {
         let workspace = try Workspace()
         try manyProblems(workspace)
-        let result = try CLI.runBinary(["validate", "--format", "json", "-f", workspace.manifestPath])
+        let result = try await CLI.runBinary(["validate", "--format", "json", "-f", workspace.manifestPath])
         #expect(result.code == 1)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(document["format_version"] as? String == "1")
@@ -44,23 +44,23 @@ import Testing
         #expect(first["severity"] as? String == "error")
     }
 
-    @Test func fmtCheckListsThenFmtFixesKeepingComments() throws {
+    @Test func fmtCheckListsThenFmtFixesKeepingComments() async throws {
         let workspace = try Workspace()
         try workspace.write("# keep me\ntopics: {news: [b:APA91b, a:APA91b]}  # and me\nproject: {id: p, senderId: \"1\"}\n")
-        let check = try CLI.runBinary(["fmt", "--check", "-f", workspace.manifestPath])
+        let check = try await CLI.runBinary(["fmt", "--check", "-f", workspace.manifestPath])
         #expect(check.code == 1)
         #expect(check.stdout == workspace.manifestPath + "\n")
-        #expect(try CLI.runBinary(["fmt", "-f", workspace.manifestPath]).code == 0)
+        #expect(try await CLI.runBinary(["fmt", "-f", workspace.manifestPath]).code == 0)
         let text = try String(contentsOfFile: workspace.manifestPath, encoding: .utf8)
         // The trailing comment stays with the last value written on its line.
         #expect(text == "# keep me\nproject:\n  id: p\n  senderId: \"1\"\ntopics:\n  news:\n    - a:APA91b  # and me\n    - b:APA91b\n")
-        #expect(try CLI.runBinary(["fmt", "--check", "-f", workspace.manifestPath]).code == 0)
+        #expect(try await CLI.runBinary(["fmt", "--check", "-f", workspace.manifestPath]).code == 0)
     }
 
     @Test(arguments: ["quickstart", "kiosk-fleet", "per-user-groups", "legacy-iid"])
-    func examplesValidateAndAreFormatted(name: String) throws {
-        #expect(try CLI.runBinary(["validate", "-f", Self.example(name)]).code == 0)
-        #expect(try CLI.runBinary(["fmt", "--check", "-f", Self.example(name)]).code == 0)
+    func examplesValidateAndAreFormatted(name: String) async throws {
+        #expect(try await CLI.runBinary(["validate", "-f", Self.example(name)]).code == 0)
+        #expect(try await CLI.runBinary(["fmt", "--check", "-f", Self.example(name)]).code == 0)
     }
 
     @Test func kioskFleetSelectorsApplyAgainstTheEmulator() async throws {

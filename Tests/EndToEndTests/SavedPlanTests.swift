@@ -50,16 +50,16 @@ import Testing
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         try workspace.write(manifest(news: [1], group: [3]))
-        #expect(try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
         try workspace.write(manifest(news: [1, 2], group: [3, 5]))
         let planFile = workspace.url.appendingPathComponent("pr.plan").path
-        #expect(try CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
 
         // Someone subscribes token 2 to news by hand: the plan's assumption about topic/news no longer holds.
         let encoded = token(2).replacingOccurrences(of: ":", with: "%3A")
         #expect(try await emulator.admin("POST", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions?topicName=news", json: "{}").0 == 200)
         var before = try await emulator.requestLog().count
-        let stale = try CLI.runBinary(["apply", planFile, "--auto-approve"], environment: env)
+        let stale = try await CLI.runBinary(["apply", planFile, "--auto-approve"], environment: env)
         #expect(stale.code == 5, "\(stale.stderr)")
         #expect(stale.stderr.contains("the saved plan is stale: topic/news changed in FCM"), "\(stale.stderr)")
         #expect(try await mutations(emulator, after: before).isEmpty)
@@ -67,10 +67,10 @@ import Testing
         // Another apply in between: the state moved.
         #expect(try await emulator.admin("DELETE", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions/news?allowMissing=true").0 == 200)
         let second = workspace.url.appendingPathComponent("second.plan").path
-        #expect(try CLI.runBinary(["plan", "-out", second] + common, environment: env).code == 0)
-        #expect(try CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["plan", "-out", second] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
         before = try await emulator.requestLog().count
-        let moved = try CLI.runBinary(["apply", second, "--auto-approve"], environment: env)
+        let moved = try await CLI.runBinary(["apply", second, "--auto-approve"], environment: env)
         #expect(moved.code == 5, "\(moved.stderr)")
         #expect(moved.stderr.contains("the state moved from serial 2 to serial 4"), "\(moved.stderr)")
         #expect(try await mutations(emulator, after: before).isEmpty)
@@ -78,9 +78,9 @@ import Testing
         // The manifest changed since the plan.
         try workspace.write(manifest(news: [1], group: [3]))
         let third = workspace.url.appendingPathComponent("third.plan").path
-        #expect(try CLI.runBinary(["plan", "-out", third] + common, environment: env).code == 0)
+        #expect(try await CLI.runBinary(["plan", "-out", third] + common, environment: env).code == 0)
         try workspace.write(manifest(news: [1, 6], group: [3]))
-        let edited = try CLI.runBinary(["apply", third, "--auto-approve"], environment: env)
+        let edited = try await CLI.runBinary(["apply", third, "--auto-approve"], environment: env)
         #expect(edited.code == 5 && edited.stderr.contains("the manifest \(workspace.manifestPath) changed"), "\(edited.stderr)")
     }
 

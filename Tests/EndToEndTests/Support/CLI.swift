@@ -32,8 +32,10 @@ enum CLI {
         return CLIResult(code: code, stdout: out, stderr: err)
     }
 
-    /// Runs the built `fcmctl` binary, for what only a process shows: its exit status.
-    static func runBinary(_ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
+    /// Runs the built `fcmctl` binary, for what only a process shows: its exit status. The waiting happens
+    /// on a thread of its own, so a test suite full of these never starves Swift's cooperative pool (which
+    /// other tests' polling and in-process commands need).
+    static func runBinary(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIResult {
         let process = Process()
         process.executableURL = BuildProducts.fcmctl
         process.arguments = arguments
@@ -47,12 +49,35 @@ enum CLI {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLIResult(
-            code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let errData = DataCollector(err.fileHandleForReading)
+                let outData = out.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: CLIResult(
+                        code: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                        stderr: String(decoding: errData.finish(), as: UTF8.self)))
+            }
+        }
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, so neither of a child's two pipes can fill and stall it.
+final class DataCollector: @unchecked Sendable {
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func finish() -> Data {
+        done.wait()
+        return data
     }
 }
 
