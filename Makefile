@@ -1,7 +1,7 @@
 # The two set-up commands of the README: `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build demo test lint format chaos bench clean
+.PHONY: deps build demo test lint format fuzz chaos bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -19,12 +19,16 @@ test:
 	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk
 	$(SWIFT) test
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
+	python3 scripts/fuzz --cases 500 --seed 1
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
 format:
 	$(SWIFT) format format --in-place --recursive Sources Tests Package.swift
+
+fuzz: build
+	python3 scripts/fuzz --cases 10000 --seed 7 --timeout 10 --sizes full
 
 chaos: build
 	python3 scripts/chaos/kill-apply --trials 20
