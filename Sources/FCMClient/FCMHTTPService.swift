@@ -74,7 +74,11 @@ package struct FCMHTTPService: FCMService {
 
     package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {
         let request = groupStepRequest(step, name: name, key: key ?? "<key of group/\(name), read just before>", text: \.value)
-        return [RequestPreview(method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) })]
+        return [
+            RequestPreview(
+                method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) },
+                registrations: step.registrations)
+        ]
     }
 
     var groupHeaders: [(String, String)] {

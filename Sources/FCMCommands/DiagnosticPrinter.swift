@@ -15,6 +15,12 @@ struct DiagnosticPrinter {
 
     func print(_ diagnostics: [Diagnostic]) {
         let console = Console.current
+        // Messages may quote a registration (a FID of the wrong shape, say): redacted in every format.
+        let diagnostics = diagnostics.map { diagnostic in
+            var redacted = diagnostic
+            redacted.message = SourceExcerptRedaction.redact(diagnostic.message, redactor)
+            return redacted
+        }
         switch format {
         case .text:
             for diagnostic in diagnostics { console.err(render(diagnostic)) }

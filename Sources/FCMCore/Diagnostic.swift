@@ -35,7 +35,7 @@ package struct Diagnostic: Hashable, Sendable {
     }
 
     package let severity: Severity
-    package let message: String
+    package var message: String
     package let location: SourceLocation?
 
     package init(_ severity: Severity, _ message: String, at location: SourceLocation? = nil) {
