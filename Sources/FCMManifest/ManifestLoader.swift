@@ -26,12 +26,24 @@ package struct ManifestLoader: Sendable {
         self.reader = reader
     }
 
+    /// A fleet of 100,000 devices is 26 MB in all; one file ten times that is a mistake, not a manifest.
+    package static let maximumFileBytes: Int64 = 256 * 1_048_576
+
     package func load(paths: [String]) -> ManifestLoadResult {
         var diagnostics: [Diagnostic] = []
         var sources: [String: [UInt8]] = [:]
         var parts: [Manifest] = []
         for file in expand(paths, diagnostics: &diagnostics) {
             let bytes: [UInt8]
+            if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
+                size.int64Value > Self.maximumFileBytes
+            {
+                diagnostics.append(
+                    .error(
+                        "the file is \(size.int64Value / 1_048_576) MiB, more than the \(Self.maximumFileBytes / 1_048_576) MiB a manifest file may be; "
+                            + "split it into several files in one directory", at: SourceLocation(file: file, line: 1, column: 1)))
+                continue
+            }
             do {
                 bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
             } catch {

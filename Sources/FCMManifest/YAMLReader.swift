@@ -56,6 +56,7 @@ private struct EventSession {
     }
 
     static let maximumDepth = 256
+    static let maximumScalarBytes = 64 * 1024
 
     let file: String
     let nodeBudget: Int
@@ -148,6 +149,13 @@ private struct EventSession {
             }
         case YAML_SCALAR_EVENT:
             let scalar = event.data.scalar
+            guard scalar.length <= Self.maximumScalarBytes else {
+                diagnostics.append(
+                    .error(
+                        "a value of \(scalar.length) bytes, more than the \(Self.maximumScalarBytes / 1024) KiB any manifest value may be "
+                            + "(a registration is at most 4 KiB)", at: at))
+                return false
+            }
             let text = Self.string(scalar.value, length: scalar.length) ?? ""
             let plain = scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil
             return emit(YAMLNode(.scalar(text, plain: plain), at: at), anchor: Self.string(scalar.anchor))

@@ -95,7 +95,17 @@ import Testing
         try "project: {id: p, senderId: \"1\"}\ntopics:\n  news: [\"\(huge)\"]\n".write(toFile: path, atomically: true, encoding: .utf8)
         let result = ManifestLoader().load(paths: [path])
         #expect(result.manifest == nil)
-        #expect(result.diagnostics.map(\.headline) == ["\(path):3:10: error: topic/news: a registration must be at most 4096 bytes"])
+        #expect(
+            result.diagnostics.map(\.headline) == [
+                "\(path):3:10: error: a value of 10485760 bytes, more than the 64 KiB any manifest value may be (a registration is at most 4 KiB)"
+            ])
+        // Below the reader's limit, the registration rule still names the object.
+        let long = String(repeating: "A", count: 5000)
+        try "project: {id: p, senderId: \"1\"}\ntopics:\n  news: [\"\(long)\"]\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(
+            ManifestLoader().load(paths: [path]).diagnostics.map(\.headline) == [
+                "\(path):3:10: error: topic/news: a registration must be at most 4096 bytes"
+            ])
     }
 
     @Test func symlinkLoopIsAnErrorNotAHang() throws {
@@ -157,5 +167,21 @@ import Testing
                 "\(url.path):3:3: note: topic '/topics/news' is read as 'news': the v1 API takes names without '/topics/'"
             ])
         #expect(result.desiredState.map { Array($0.topics.keys) } == ["news"])
+    }
+}
+
+/// Inputs that once crashed fcmctl (stack overflow on release of a deep tree) are refused with a location.
+@Suite struct NestingLimitTests {
+    @Test(arguments: [("[", "]", 47_588), ("{a: ", "}", 40_000)])
+    func deepNestingIsALocatedError(open: String, close: String, depth: Int) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("deep-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try (String(repeating: open, count: depth) + "x" + String(repeating: close, count: depth) + "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
+        let result = ManifestLoader().load(paths: [path])
+        #expect(result.manifest == nil)
+        #expect(result.diagnostics.count == 1)
+        #expect(result.diagnostics.first?.headline.hasPrefix("\(path):1:") == true)
+        #expect(result.diagnostics.first?.message == "nesting deeper than 256 levels; a manifest needs far fewer")
     }
 }
