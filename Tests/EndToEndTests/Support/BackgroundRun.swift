@@ -20,10 +20,7 @@ final class BackgroundRun: @unchecked Sendable {
             process.executableURL = BuildProducts.fcmctl
             process.arguments = arguments
         }
-        var env = ProcessInfo.processInfo.environment
-        env["FCM_EMULATOR_HOST"] = nil
-        env.merge(environment) { $1 }
-        process.environment = env
+        process.environment = CLI.childEnvironment(environment)
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = FileHandle.nullDevice

@@ -32,6 +32,14 @@ enum CLI {
         return CLIResult(code: code, stdout: out, stderr: err)
     }
 
+    /// This process's environment without the emulator setting (a test gives it explicitly), plus `extra`.
+    static func childEnvironment(_ extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["FCM_EMULATOR_HOST"] = nil
+        environment.merge(extra) { $1 }
+        return environment
+    }
+
     /// Runs the built `fcmctl` binary, for what only a process shows: its exit status. The waiting happens
     /// on a thread of its own, so a test suite full of these never starves Swift's cooperative pool (which
     /// other tests' polling and in-process commands need).
@@ -39,10 +47,7 @@ enum CLI {
         let process = Process()
         process.executableURL = BuildProducts.fcmctl
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["FCM_EMULATOR_HOST"] = nil
-        env.merge(environment) { $1 }
-        process.environment = env
+        process.environment = childEnvironment(environment)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
