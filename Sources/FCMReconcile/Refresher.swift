@@ -47,46 +47,62 @@ package struct Refresher: Sendable {
     func statuses(of registrations: Set<Registration>) async throws -> ([Registration: RegistrationStatus], [Registration: String]) {
         let results = try await BoundedConcurrency.map(registrations.sorted(), limit: parallelism) { registration in
             do {
-                return (registration, Result<RegistrationStatus, ReadFailure>.success(try await service.subscriptions(of: registration)))
+                return ReadOutcome(registration: registration, status: try await service.subscriptions(of: registration), failure: nil)
             } catch {
-                return (registration, .failure(ReadFailure(reason: "\(error)")))
+                return ReadOutcome(registration: registration, status: nil, failure: "\(error)")
             }
         }
         var statuses: [Registration: RegistrationStatus] = [:]
         var unreadable: [Registration: String] = [:]
         statuses.reserveCapacity(results.count)
-        for (registration, result) in results {
-            switch result {
-            case .success(let status): statuses[registration] = status
-            case .failure(let failure): unreadable[registration] = failure.reason
+        for outcome in results {
+            if let status = outcome.status {
+                statuses[outcome.registration] = status
+            } else {
+                unreadable[outcome.registration] = outcome.failure ?? "unknown error"
             }
         }
         return (statuses, unreadable)
     }
 
-    struct ReadFailure: Error {
-        var reason: String
+    /// A struct, not a tuple: tuple-typed task-group results were miscompiled in release builds (Swift 6.3),
+    /// coming back with the wrong index.
+    struct ReadOutcome: Sendable {
+        var registration: Registration
+        var status: RegistrationStatus?
+        var failure: String?
     }
 }
 
 /// Runs an async function over many inputs with at most `limit` in flight, keeping input order.
 package enum BoundedConcurrency {
+    struct Indexed<Value: Sendable>: Sendable {
+        let index: Int
+        let value: Value
+    }
+
     package static func map<Input: Sendable, Output: Sendable>(
         _ inputs: [Input], limit: Int, _ transform: @escaping @Sendable (Input) async throws -> Output
     ) async throws -> [Output] {
-        try await withThrowingTaskGroup(of: (Int, Output).self) { group in
+        // Child results are a struct and the group is not captured by a nested function: both patterns
+        // were miscompiled in release builds (wrong indices, then a crash).
+        try await withThrowingTaskGroup(of: Indexed<Output>.self) { group in
             var results = [Output?](repeating: nil, count: inputs.count)
             var next = 0
-            func launch() {
+            while next < min(limit, inputs.count) {
                 let index = next
                 let input = inputs[index]
                 next += 1
-                group.addTask { (index, try await transform(input)) }
+                group.addTask { Indexed(index: index, value: try await transform(input)) }
             }
-            while next < min(limit, inputs.count) { launch() }
-            while let (index, output) = try await group.next() {
-                results[index] = output
-                if next < inputs.count { launch() }
+            while let done = try await group.next() {
+                results[done.index] = done.value
+                if next < inputs.count {
+                    let index = next
+                    let input = inputs[index]
+                    next += 1
+                    group.addTask { Indexed(index: index, value: try await transform(input)) }
+                }
             }
             return results.map { $0! }
         }
