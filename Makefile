@@ -18,6 +18,7 @@ test:
 	$(SWIFT) build
 	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk
 	$(SWIFT) test
+	bash scripts/release-smoke.sh
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
 	python3 scripts/fuzz --cases 500 --seed 1
 
