@@ -287,7 +287,6 @@ package struct Applier: Sendable {
                 }
                 guard let answer = await group.next() else { break }
                 inFlight -= 1
-                precondition(answer.index < batches.count, "answer \(answer.index) of \(batches.count) batches")
                 record(batches[answer.index], firstID: firstID[answer.index], result: answer.result, run: run)
                 // Completions ride along with the next window of intents; on their own only when they pile up.
                 if run.completions.count >= window { _ = await run.journal([]) }
