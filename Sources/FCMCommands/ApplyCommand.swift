@@ -21,6 +21,8 @@ struct ApplyCommand: AsyncParsableCommand {
 
     @OptionGroup var locking: LockOptions
     @OptionGroup var rails: RemovalRails
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     @Argument(help: "A plan saved by `plan -out FILE`: apply exactly its operations, or exit 5 if what it was made from has changed.")
     var planFile: String?
@@ -30,11 +32,26 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let (progress, console) = try progressOptions.reporter(console: Console.current)
+        try await Console.$current.withValue(console) {
+            progress.start(command: "apply")
+            do {
+                try await run(progress: progress)
+                progress.finish(exitCode: ExitCodes.success)
+            } catch let code as ExitCode {
+                progress.finish(exitCode: code.rawValue)
+                throw code
+            }
+        }
+    }
+
+    func run(progress: RunProgress) async throws {
         if let planFile {
-            try await SavedPlanApply(command: self, path: planFile).run()
+            try await SavedPlanApply(command: self, path: planFile, progress: progress).run()
             return
         }
-        let pipeline = Pipeline(manifest: manifest, state: state, options: run)
+        let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
+        pipeline.progress = progress
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service
@@ -49,7 +66,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let redactor = Redactor(showTokens: run.showTokens)
         let computed = try await pipeline.compute(service: service, store: store)
         PlanTextRenderer.printNotes(computed.plan)
-        for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) { console.out(line) }
+        printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
         try rails.check(computed.plan, redactor: redactor)
         if dryRun {
             printRequests(computed, service: service, redactor: redactor)
@@ -58,7 +75,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let unreadable = pipeline.reportUnreadable(computed.observed)
         try await execute(
             computed.plan, observed: computed.observed, ledger: computed.ledger, snapshot: computed.snapshot, desired: computed.desired,
-            pipeline: pipeline, service: service, store: store, lock: lock)
+            pipeline: pipeline, service: service, store: store, lock: lock, declared: computed.desired)
         if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
     }
 
@@ -66,17 +83,18 @@ struct ApplyCommand: AsyncParsableCommand {
     /// the first request and after the last, every request journaled as an intent first.
     func execute(
         _ plan: Plan, observed: ObservedState, ledger aligned: Ledger, snapshot: StateSnapshot, desired: DesiredState, pipeline: Pipeline,
-        service: any FCMService, store: any StateStore, lock: StateLock?
+        service: any FCMService, store: any StateStore, lock: StateLock?, declared: DesiredState?
     ) async throws {
         let console = Console.current
         var ledger = aligned
         ledger.recordProtection(from: desired)
         var version = snapshot.version
-        let changed = !ledger.hasSameRecords(as: snapshot.ledger) || snapshot.needsWrite
         if !plan.hasChanges {
+            if let declared { ledger.recordApplied(declared, unsettled: observed.unreadable.keys) }
+            let changed = !ledger.hasSameRecords(as: snapshot.ledger) || snapshot.needsWrite
             // Recovered records and FCM's corrections are saved even when there is nothing to send.
             if changed || version == nil { version = try await saveBeforeSending(&ledger, store: store, replacing: version) }
-            console.out("State: \(store.displayName) (serial \(ledger.serial)).")
+            try showResult(plan, report: nil, state: (store.displayName, ledger.serial), deviceNames: desired.deviceNames)
             return
         }
         try confirm()
@@ -91,8 +109,23 @@ struct ApplyCommand: AsyncParsableCommand {
             throw fail("\(error)")
         }
         let started = ContinuousClock.now
-        let (report, applied) = await Applier(service: service, parallelism: run.parallelism)
+        let progress = pipeline.progress
+        progress.beginPhase("Applying", total: operations)
+        let (report, applied) = await Applier(service: service, parallelism: run.parallelism, progress: { progress.advance($0) })
             .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock)
+        progress.endPhase()
+        for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
+            progress.object(address: address, status: "done", operations: count)
+        }
+        for outcome in report.outcomes {
+            let status =
+                switch outcome.status {
+                case .gone: "gone"
+                case .failed: "failed"
+                case .notAttempted: "not_attempted"
+                }
+            progress.object(address: outcome.address, status: status, operations: outcome.registrations.count)
+        }
         if run.verbose {
             let seconds = Pipeline.seconds(since: started)
             let changes = plan.summary.subscriptionsToAdd + plan.summary.subscriptionsToRemove
@@ -102,21 +135,19 @@ struct ApplyCommand: AsyncParsableCommand {
                     Double(changes) / max(seconds, 0.001), await journal.bytesWritten))
         }
         ledger = applied
+        if let declared {
+            let unsettled = report.outcomes.filter { if case .gone = $0.status { false } else { true } }
+            ledger.recordApplied(
+                declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledGroups: unsettled.map(\.address))
+        }
         var saveError: (any Error)?
         do {
             version = try await save(&ledger, store: store, replacing: version)
         } catch {
             saveError = error
         }
-        let redactor = Redactor(showTokens: run.showTokens)
-        let text = ApplyTextRenderer(redactor: redactor).render(report)
-        console.out("")
-        for line in text.out { console.out(line) }
-        for line in text.err { console.err(line) }
-        let stateLine =
-            saveError == nil
-            ? "State: \(store.displayName) (serial \(ledger.serial))." : "The state could not be written; its journal keeps every record."
-        console.out(ApplyTextRenderer.summary(report) + " " + stateLine)
+        try showResult(
+            plan, report: report, state: (store.displayName, saveError == nil ? ledger.serial : nil), deviceNames: desired.deviceNames)
         pipeline.reportStatistics()
         if let saveError {
             throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")
@@ -126,6 +157,48 @@ struct ApplyCommand: AsyncParsableCommand {
             console.err("Some operations failed; what succeeded is recorded, and re-running apply is safe.")
             throw ExitCode(ExitCodes.partialFailure)
         }
+    }
+
+    /// Text prints the plan before asking; the other formats are one document at the end.
+    func printPlan(_ plan: Plan, deviceNames: [Registration: String]) {
+        guard output.format == .text || output.format == .github else { return }
+        let redactor = Redactor(showTokens: run.showTokens)
+        let text = PlanTextRenderer(
+            redactor: redactor, deviceNames: deviceNames, maxMembers: output.maxMembers, palette: output.palette(console: Console.current))
+        for line in text.render(plan) { Console.current.out(line) }
+    }
+
+    /// The result in the chosen format: what was done per object, what was skipped or failed, the state.
+    func showResult(_ plan: Plan, report: ApplyReport?, state: (path: String, serial: Int?), deviceNames: [Registration: String]) throws {
+        let console = Console.current
+        let redactor = Redactor(showTokens: run.showTokens)
+        let stateLine =
+            state.serial.map { "State: \(state.path) (serial \($0))." } ?? "The state could not be written; its journal keeps every record."
+        var problems: [String] = []
+        var text: [String] = []
+        if let report {
+            let rendered = ApplyTextRenderer(redactor: redactor).render(report)
+            problems = rendered.err
+            text = [""] + rendered.out + [ApplyTextRenderer.summary(report) + " " + stateLine]
+        } else {
+            text = [stateLine]
+        }
+        // Skipped and failed operations are diagnostics: stderr in text, inside the document otherwise.
+        if output.format == .text || output.format == .github { for line in problems { console.err(line) } }
+        let labeler = RegistrationLabeler(redactor: redactor, deviceNames: deviceNames)
+        let annotations = problems.map { line -> Diagnostic in
+            line.hasPrefix("error: ") ? .error(String(line.dropFirst(7))) : .warning(line.replacingOccurrences(of: "warning: ", with: ""))
+        }
+        try Presenter(options: output).show(
+            Presentation(
+                text: { text },
+                json: { DocumentJSON.apply(plan, report: report, redactor: redactor, state: state) },
+                markdown: { maxChars in
+                    let result = report.map { ApplyTextRenderer.summary($0) } ?? "Nothing to change."
+                    return PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl apply")
+                        .render(plan, extra: [result + " " + stateLine] + problems.prefix(20))
+                },
+                annotations: annotations))
     }
 
     func saveBeforeSending(_ ledger: inout Ledger, store: any StateStore, replacing version: StateVersion?) async throws -> StateVersion {

@@ -9,12 +9,17 @@ package struct Console: Sendable {
     package var readLine: @Sendable () -> String?
     package var isInteractive: Bool
     package var environment: [String: String]
+    /// Colour and progress are for people at a terminal, never for a pipe or a file.
+    package var stdoutIsTerminal: Bool
+    package var stderrIsTerminal: Bool
 
     package init(
         writeOut: @escaping @Sendable (String) -> Void, writeErr: @escaping @Sendable (String) -> Void,
         readLine: @escaping @Sendable () -> String? = { nil }, isInteractive: Bool = false,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false
     ) {
+        self.stdoutIsTerminal = stdoutIsTerminal
+        self.stderrIsTerminal = stderrIsTerminal
         self.writeOut = writeOut
         self.writeErr = writeErr
         self.readLine = readLine
@@ -27,7 +32,8 @@ package struct Console: Sendable {
         writeErr: { FileHandle.standardError.write(Data($0.utf8)) },
         readLine: { Swift.readLine() },
         isInteractive: isatty(STDIN_FILENO) == 1,
-        environment: ProcessInfo.processInfo.environment)
+        environment: ProcessInfo.processInfo.environment,
+        stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stderrIsTerminal: isatty(STDERR_FILENO) == 1)
 
     @TaskLocal package static var current = Console.standard
 

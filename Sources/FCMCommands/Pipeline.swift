@@ -55,7 +55,8 @@ final class Pipeline {
     private(set) var manifestDigest = ""
 
     func loadDesired() throws -> DesiredState {
-        let loaded = try Self.load(manifestPaths, format: format)
+        // Only `validate` prints its findings as a JSON document; the other commands' documents carry them.
+        let loaded = try Self.load(manifestPaths, format: format == .github ? .github : .text)
         manifestDigest = ManifestDigest.of(loaded.sources)
         let desired = loaded.desiredState()
         if desired.isEmpty && !options.allowEmpty {
@@ -151,27 +152,40 @@ final class Pipeline {
     }
 
     struct Computed {
+        /// Everything the manifests declare.
         var desired: DesiredState
         /// The ledger as read, with FCM's answers folded in: what the plan was made from.
         var ledger: Ledger
         var snapshot: StateSnapshot
         var observed: ObservedState
         var plan: Plan
+        var refresh: RefreshSummary
     }
 
-    func compute(service: any FCMService, store: any StateStore) async throws -> Computed {
+    /// The progress line and events of this run; silent unless the command set one up.
+    var progress = RunProgress.silent
+
+    func compute(service: any FCMService, store: any StateStore, mode: RefreshMode = .all) async throws -> Computed {
         let desired = try self.desired ?? loadDesired()
         let snapshot = try await readState(store)
-        let refresher = Refresher(service: service, parallelism: options.parallelism)
-        let groups = snapshot.ledger.knownGroupNames.union(desired.groups.keys).count
-        console.err("Refreshing \(groups) group\(groups == 1 ? "" : "s") and the subscriptions of known registrations…")
+        let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode)
+        let progress = self.progress
+        let refresher = Refresher(service: service, parallelism: options.parallelism, progress: { progress.advance($0) })
+        console.err(
+            "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of \(plural(scope.registrations.count, "registration"))"
+                + (mode == .changed ? " (--refresh=changed)" : "") + "…")
         let observed: ObservedState
         let started = ContinuousClock.now
+        progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
         do {
-            observed = try await refresher.refresh(desired: desired, ledger: snapshot.ledger)
+            var read = try await refresher.refresh(groups: scope.groups, registrations: scope.registrations)
+            if mode == .all { read.checkedGroups = nil }
+            observed = read
         } catch {
+            progress.endPhase()
             throw fail("refreshing the live state failed: \(error). Nothing was changed")
         }
+        progress.endPhase()
         if options.verbose {
             let seconds = Self.seconds(since: started)
             let count = observed.registrations.count
@@ -181,7 +195,7 @@ final class Pipeline {
                     count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
         let ledger = snapshot.ledger.aligned(with: observed, desired: desired)
-        let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
-        return Computed(desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan)
+        let plan = Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed)
+        return Computed(desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary)
     }
 }

@@ -22,22 +22,43 @@ struct PlanCommand: AsyncParsableCommand {
         help: ArgumentHelp("Save the plan to FILE (mode 0600): `fcmctl apply FILE` runs exactly it, or exits 5 if it went stale.", valueName: "file"))
     var out: String?
 
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var progressOptions: ProgressOptions
+
+    @Option(
+        help:
+            "all: read every registration and group fcmctl knows (the default). changed: only those whose declaration differs from the last apply, for fast pull-request plans."
+    )
+    var refresh: RefreshMode = .all
+
     func run() async throws {
+        let (progress, console) = try progressOptions.reporter(console: Console.current)
+        try await Console.$current.withValue(console) {
+            progress.start(command: "plan")
+            do {
+                try await plan(progress: progress)
+                progress.finish(exitCode: ExitCodes.success)
+            } catch let code as ExitCode {
+                progress.finish(exitCode: code.rawValue)
+                throw code
+            }
+        }
+    }
+
+    func plan(progress: RunProgress) async throws {
         let console = Console.current
-        let pipeline = Pipeline(manifest: manifest, state: state, options: run)
+        let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
+        pipeline.progress = progress
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service
         let store = pipeline.openStore()
         let computed = try await pipeline.withStateLock(store, operation: "plan", options: locking) { _ in
-            try await pipeline.compute(service: service, store: store)
+            try await pipeline.compute(service: service, store: store, mode: refresh)
         }
         let redactor = Redactor(showTokens: run.showTokens)
         PlanTextRenderer.printNotes(computed.plan)
-        for line in PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames).render(computed.plan) {
-            console.out(line)
-        }
-        pipeline.reportStatistics()
+        if refresh == .changed { console.err(computed.refresh.line) }
         try rails.check(computed.plan, redactor: redactor)
         if let out {
             var saved = SavedPlan(
@@ -50,9 +71,24 @@ struct PlanCommand: AsyncParsableCommand {
             } catch {
                 throw fail("\(error)")
             }
-            console.out("")
-            console.out("Saved this plan to \(out). Apply exactly it with: fcmctl apply \(out)")
         }
+        let palette = output.palette(console: console)
+        let text = PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers, palette: palette)
+        let labeler = RegistrationLabeler(redactor: redactor, deviceNames: computed.desired.deviceNames)
+        let out = self.out
+        try Presenter(options: output).show(
+            Presentation(
+                text: {
+                    text.render(computed.plan)
+                        + (out.map { ["", "Saved this plan to \($0). Apply exactly it with: fcmctl apply \($0)"] } ?? [])
+                },
+                json: { DocumentJSON.plan(computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out) },
+                markdown: { maxChars in
+                    PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers)
+                        .render(computed.plan, refresh: computed.refresh)
+                },
+                annotations: computed.plan.notes))
+        pipeline.reportStatistics()
         let unreadable = pipeline.reportUnreadable(computed.observed)
         if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
         if detailedExitcode && computed.plan.hasChanges { throw ExitCode(ExitCodes.changesPresent) }
@@ -69,6 +105,8 @@ struct ShowCommand: ParsableCommand {
     @Flag(help: "Show registrations in full instead of redacted.")
     var showTokens = false
 
+    @OptionGroup var output: OutputOptions
+
     func run() throws {
         let console = Console.current
         let saved: SavedPlan
@@ -80,16 +118,26 @@ struct ShowCommand: ParsableCommand {
             throw fail("\(error)")
         }
         let state = saved.stateSerial.map { "serial \($0) of lineage \(saved.lineage)" } ?? "no state yet (lineage \(saved.lineage))"
-        console.out("Saved plan \(file): made \(saved.createdAt.ISO8601Format()) by fcmctl \(saved.fcmctlVersion)")
-        console.out("  manifest: \(saved.manifestPaths.joined(separator: ", ")) (sha256 \(saved.manifestDigest.prefix(16))…)")
-        console.out("  state: \(saved.statePath ?? "?"), \(state)")
-        console.out(
-            "  project: \(saved.project.id) (topic API \(saved.project.topicApi))"
-                + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
-        console.out("")
+        var header = ["Saved plan \(file): made \(saved.createdAt.ISO8601Format()) by fcmctl \(saved.fcmctlVersion)"]
+        header.append("  manifest: \(saved.manifestPaths.joined(separator: ", ")) (sha256 \(saved.manifestDigest.prefix(16))…)")
+        header.append("  state: \(saved.statePath ?? "?"), \(state)")
+        header.append(
+            "  project: \(saved.project.id) (topic API \(saved.project.topicApi))" + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
         for note in saved.notes { console.err(note) }
-        for line in PlanTextRenderer(redactor: Redactor(showTokens: showTokens), deviceNames: saved.registrationNames).render(plan) {
-            console.out(line)
-        }
+        let redactor = Redactor(showTokens: showTokens)
+        let text = PlanTextRenderer(
+            redactor: redactor, deviceNames: saved.registrationNames, maxMembers: output.maxMembers, palette: output.palette(console: console))
+        let labeler = RegistrationLabeler(redactor: redactor, deviceNames: saved.registrationNames)
+        let file = self.file
+        try Presenter(options: output).show(
+            Presentation(
+                text: { header + [""] + text.render(plan) },
+                json: { DocumentJSON.savedPlan(saved, plan, path: file, redactor: redactor) },
+                markdown: { maxChars in
+                    PlanMarkdownRenderer(
+                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl plan (saved: \(MarkdownText.html(file)))"
+                    )
+                    .render(plan, extra: ["Made \(saved.createdAt.ISO8601Format()) from state \(state)."])
+                }))
     }
 }

@@ -11,6 +11,7 @@ import Foundation
 struct SavedPlanApply {
     let command: ApplyCommand
     let path: String
+    let progress: RunProgress
 
     func run() async throws {
         let console = Console.current
@@ -26,12 +27,13 @@ struct SavedPlanApply {
         var stateOptions = command.state
         if stateOptions.state == nil, command.manifest.manifests.isEmpty, let recorded = saved.statePath { stateOptions.state = recorded }
         let pipeline = Pipeline(manifest: ManifestOptions(manifests: manifestPaths), state: stateOptions, options: command.run)
-        try checkManifest(saved, paths: manifestPaths, pipeline: pipeline)
+        pipeline.progress = progress
+        let declared = try checkManifest(saved, paths: manifestPaths, pipeline: pipeline)
         let connection = try pipeline.connect(project: saved.projectSettings)
         defer { connection.shutdown() }
         let store = pipeline.openStore()
         let redactor = Redactor(showTokens: command.run.showTokens)
-        for line in PlanTextRenderer(redactor: redactor, deviceNames: saved.registrationNames).render(plan) { console.out(line) }
+        command.printPlan(plan, deviceNames: saved.registrationNames)
         try command.rails.check(plan, redactor: redactor, limit: [saved.maxRemovals, command.rails.maxRemovals].compactMap { $0 }.min())
         try await pipeline.withStateLock(store, operation: "apply \((path as NSString).lastPathComponent)", options: command.locking) { lock in
             let snapshot = try await pipeline.readState(store)
@@ -55,15 +57,16 @@ struct SavedPlanApply {
             let desired = saved.desiredForApply
             try await command.execute(
                 plan, observed: observed, ledger: ledger.aligned(with: observed, desired: desired), snapshot: snapshot, desired: desired,
-                pipeline: pipeline, service: connection.service, store: store, lock: lock)
+                pipeline: pipeline, service: connection.service, store: store, lock: lock, declared: declared)
         }
     }
 
-    /// The manifest the plan was made from, if it is here to compare: a different one is exit 5.
-    func checkManifest(_ saved: SavedPlan, paths: [String], pipeline: Pipeline) throws {
+    /// The manifest the plan was made from, if it is here to compare: a different one is exit 5. Returns
+    /// what it declares, which the state records as applied once the plan ran.
+    func checkManifest(_ saved: SavedPlan, paths: [String], pipeline: Pipeline) throws -> DesiredState? {
         guard paths.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
             Console.current.err("warning: the manifest \(paths.joined(separator: ", ")) is not here, so it was not compared with the plan's")
-            return
+            return nil
         }
         let result = ManifestLoader().load(paths: paths)
         let digest = ManifestDigest.of(result.sources)
@@ -72,6 +75,8 @@ struct SavedPlanApply {
                 "the saved plan is stale: the manifest \(paths.joined(separator: ", ")) changed since the plan was made. Nothing was sent; run plan again",
                 code: ExitCodes.stalePlan)
         }
+        guard let manifest = result.manifest, let resolution = result.resolution else { return nil }
+        return manifest.desiredState(resolution)
     }
 
     func checkState(_ saved: SavedPlan, snapshot: StateSnapshot, store: any StateStore) throws {

@@ -10,6 +10,8 @@ package struct Ledger: Hashable, Sendable {
     package var topics: [String: Set<Registration>]
     /// Changes fcmctl may have made: journaled intents with no completion. The next refresh decides.
     package var pending: PendingChanges
+    /// What the manifests declared when an apply last succeeded (for `plan --refresh=changed`).
+    package var applied = AppliedDeclarations()
 
     package init(lineage: String = newLineage(), serial: Int = 0) {
         self.lineage = lineage
@@ -23,7 +25,7 @@ package struct Ledger: Hashable, Sendable {
 
     /// The same records, ignoring lineage and serial: whether a write would change anything.
     package func hasSameRecords(as other: Ledger) -> Bool {
-        groups == other.groups && topics == other.topics && pending == other.pending
+        groups == other.groups && topics == other.topics && pending == other.pending && applied == other.applied
     }
 
     package func managedSubscribers(of topic: String) -> Set<Registration> { topics[topic] ?? [] }

@@ -47,8 +47,11 @@ package struct Applier: Sendable {
     package let parallelism: Int
     /// Intents written ahead in one journal write.
     package let window: Int
+    /// Told how many operations settled (done, gone or failed) as answers arrive: the progress line.
+    package var progress: (@Sendable (Int) -> Void)?
 
-    package init(service: any FCMService, parallelism: Int = 64, window: Int? = nil) {
+    package init(service: any FCMService, parallelism: Int = 64, window: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) {
+        self.progress = progress
         self.service = service
         self.parallelism = max(1, parallelism)
         self.window = max(1, window ?? max(256, parallelism))
@@ -142,6 +145,7 @@ package struct Applier: Sendable {
         var target = members.union(change.added).subtracting(change.removed)
         var steps = change.steps[...]
         while let step = steps.popFirst() {
+            defer { progress?(1) }
             var after = members
             switch step {
             case .create(let added), .add(let added): after.formUnion(added)
@@ -299,6 +303,7 @@ package struct Applier: Sendable {
     }
 
     func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: Run) {
+        progress?(batch.registrations.count)
         let address = "topic/\(batch.topic)"
         let outcomes: [Registration: SubscriptionOutcome]
         switch result {

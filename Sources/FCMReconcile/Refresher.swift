@@ -6,38 +6,42 @@ import FCMCore
 package struct Refresher: Sendable {
     package let service: any FCMService
     package let parallelism: Int
+    /// Told of each registration or group read: the progress line.
+    package var progress: (@Sendable (Int) -> Void)?
 
-    package init(service: any FCMService, parallelism: Int = 64) {
+    package init(service: any FCMService, parallelism: Int = 64, progress: (@Sendable (Int) -> Void)? = nil) {
+        self.progress = progress
         self.service = service
         self.parallelism = max(1, parallelism)
     }
 
     package func refresh(desired: DesiredState, ledger: Ledger) async throws -> ObservedState {
-        var observed = ObservedState()
-        for name in ledger.knownGroupNames.union(desired.groups.keys).sorted() {
-            guard let key = try await service.groupKey(name: name) else { continue }
-            let members = try await service.groupMembers(name: name, key: key)
-            observed.groups[name] = ObservedGroup(name: name, notificationKey: key, members: members)
-        }
         var registrations = ledger.subscribedRegistrations
         for topic in desired.topics.values { registrations.formUnion(topic.members) }
-        (observed.registrations, observed.unreadable) = try await statuses(of: registrations)
+        var observed = try await refresh(groups: ledger.knownGroupNames.union(desired.groups.keys), registrations: registrations)
+        observed.checkedGroups = nil
         return observed
     }
 
     /// Only what `plan` touches: its groups and the registrations its topic changes name. What a saved
     /// plan re-reads before it runs.
     package func refresh(touchedBy plan: Plan) async throws -> ObservedState {
-        var observed = ObservedState(checkedGroups: Set(plan.groups.map(\.name)))
-        for name in plan.groups.map(\.name).sorted() {
-            guard let key = try await service.groupKey(name: name) else { continue }
-            let members = try await service.groupMembers(name: name, key: key)
-            observed.groups[name] = ObservedGroup(name: name, notificationKey: key, members: members)
-        }
         var registrations = Set<Registration>()
         for topic in plan.topics {
             registrations.formUnion(topic.added)
             registrations.formUnion(topic.removed)
+        }
+        return try await refresh(groups: Set(plan.groups.map(\.name)), registrations: registrations)
+    }
+
+    /// Reads exactly these groups and registrations; `checkedGroups` says which groups were looked up.
+    package func refresh(groups: Set<String>, registrations: Set<Registration>) async throws -> ObservedState {
+        var observed = ObservedState(checkedGroups: groups)
+        for name in groups.sorted() {
+            defer { progress?(1) }
+            guard let key = try await service.groupKey(name: name) else { continue }
+            let members = try await service.groupMembers(name: name, key: key)
+            observed.groups[name] = ObservedGroup(name: name, notificationKey: key, members: members)
         }
         (observed.registrations, observed.unreadable) = try await statuses(of: registrations)
         return observed
@@ -45,7 +49,9 @@ package struct Refresher: Sendable {
 
     /// One registration that cannot be read does not sink the refresh: it is set aside with its reason.
     func statuses(of registrations: Set<Registration>) async throws -> ([Registration: RegistrationStatus], [Registration: String]) {
+        let progress = self.progress
         let results = try await BoundedConcurrency.map(registrations.sorted(), limit: parallelism) { registration in
+            defer { progress?(1) }
             do {
                 return ReadOutcome(registration: registration, status: try await service.subscriptions(of: registration), failure: nil)
             } catch {

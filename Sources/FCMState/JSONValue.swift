@@ -252,18 +252,18 @@ struct JSONParser {
 
 /// Appends JSON text to a byte buffer: state and journal writers build their output by hand, since a
 /// generic encoder dominated profiles at fleet scale.
-struct JSONWriter {
-    var bytes: [UInt8] = []
+package struct JSONWriter {
+    package var bytes: [UInt8] = []
 
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
-    mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
+    package mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
 
-    mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

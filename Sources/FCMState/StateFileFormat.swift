@@ -89,6 +89,22 @@ package enum StateFileFormat {
         out.raw(ledger.groups.isEmpty ? "}" : "\n}")
         out.raw(",\n\"topics\": ")
         topicMap(ledger.topics, indent: "  ", closing: "\n}")
+        if !ledger.applied.isEmpty {
+            // Fingerprints of what the last successful apply declared: 32 hex digits per registration.
+            out.raw(",\n\"applied\": {\"groups\": {")
+            for (index, name) in ledger.applied.groups.keys.sorted().enumerated() {
+                if index > 0 { out.raw(", ") }
+                out.string(name)
+                out.raw(": ")
+                out.string(hex(ledger.applied.groups[name]!))
+            }
+            out.raw("},\n  \"registrations\": [")
+            for (index, key) in ledger.applied.registrations.keys.sorted().enumerated() {
+                out.raw(index % 8 == 0 ? (index == 0 ? "\n    " : ",\n    ") : ", ")
+                out.string(hex(key) + hex(ledger.applied.registrations[key]!))
+            }
+            out.raw("\n  ]}")
+        }
         if !ledger.pending.isEmpty {
             out.raw(",\n\"pending\": {\n  \"groups\": [")
             for (index, name) in ledger.pending.groups.sorted().enumerated() {
@@ -101,6 +117,29 @@ package enum StateFileFormat {
         }
         out.raw("\n}\n")
         return out.bytes
+    }
+
+    static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    static func decodeApplied(_ value: JSONValue?, invalid: (String, String) -> StateError) throws -> AppliedDeclarations {
+        var applied = AppliedDeclarations()
+        guard let value else { return applied }
+        for (name, digest) in value["groups"]?.object ?? [:] {
+            guard let text = digest.string, let number = UInt64(text, radix: 16) else {
+                throw invalid("applied.groups.\(name)", "is not a fingerprint")
+            }
+            applied.groups[name] = number
+        }
+        for item in value["registrations"]?.array ?? [] {
+            guard let text = item.string, text.utf8.count == 32, let key = UInt64(text.prefix(16), radix: 16),
+                let digest = UInt64(text.suffix(16), radix: 16)
+            else { throw invalid("applied.registrations", "holds something that is not a pair of fingerprints") }
+            applied.registrations[key] = digest
+        }
+        return applied
     }
 
     /// `source` names the file in errors.
@@ -126,6 +165,7 @@ package enum StateFileFormat {
         case 1: try decodeVersion1(document, into: &ledger, invalid: invalid)
         default: try decodeVersion2(document, into: &ledger, invalid: invalid)
         }
+        ledger.applied = try decodeApplied(document["applied"], invalid: invalid)
         return Decoded(ledger: ledger, formatVersion: version, mergedRuns: merged)
     }
 

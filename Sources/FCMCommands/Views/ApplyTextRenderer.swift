@@ -20,10 +20,7 @@ struct ApplyTextRenderer {
             out.append("… and \(rest.reduce(0) { $0 + $1.value }) operations done on \(rest.count) more objects")
         }
         var err: [String] = []
-        let ordered = report.outcomes.sorted {
-            ($0.address, $0.action, $0.registrations.first?.value ?? "") < ($1.address, $1.action, $1.registrations.first?.value ?? "")
-        }
-        for outcome in ordered {
+        for outcome in Self.ordered(report.outcomes) {
             let who =
                 outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
                 + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")
@@ -42,6 +39,12 @@ struct ApplyTextRenderer {
             err.append("error: \(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)")
         }
         return (out, err)
+    }
+
+    static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
+        outcomes.sorted {
+            ($0.address, $0.action, $0.registrations.first?.value ?? "") < ($1.address, $1.action, $1.registrations.first?.value ?? "")
+        }
     }
 
     /// The stable last line: requests are requests (an IID batch is one), operations are operations.

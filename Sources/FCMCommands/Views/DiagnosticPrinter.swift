@@ -4,7 +4,8 @@ import Foundation
 /// Prints diagnostics as people and machines expect them:
 /// - text: `path:line:col: severity: message`, the offending source line and a caret, on stderr;
 /// - json: one versioned document on stdout;
-/// - github: `::error file=…,line=…,col=…::…` workflow commands on stdout, at most 10, errors first.
+/// - github: `::error file=…,line=…,col=…::…` workflow commands on stdout, at most 10, errors first;
+/// - markdown: as text (a command's Markdown document carries its own findings).
 struct DiagnosticPrinter {
     let sources: [String: [UInt8]]
     var format: OutputFormat = .text
@@ -27,11 +28,9 @@ struct DiagnosticPrinter {
         case .json:
             console.out(json(diagnostics))
         case .github:
-            let ordered = diagnostics.sorted { $0.severity < $1.severity }
-            for diagnostic in ordered.prefix(Self.githubLimit) { console.out(github(diagnostic)) }
-            if ordered.count > Self.githubLimit {
-                console.out("::notice::\(ordered.count - Self.githubLimit) more problems not shown; run fcmctl validate locally for all of them")
-            }
+            for line in GitHubAnnotations.lines(diagnostics, redactor: redactor) { console.out(line) }
+        case .markdown:
+            for diagnostic in diagnostics { console.err(render(diagnostic)) }
         }
     }
 
@@ -64,17 +63,6 @@ struct DiagnosticPrinter {
         ]
         let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// GitHub's workflow-command escaping: %, CR and LF in the message; also , and : in properties.
-    func github(_ diagnostic: Diagnostic) -> String {
-        let command = diagnostic.severity == .note ? "notice" : diagnostic.severity.rawValue
-        let message = diagnostic.message.replacingOccurrences(of: "%", with: "%25")
-            .replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
-        guard let location = diagnostic.location else { return "::\(command)::\(message)" }
-        let file = location.file.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C")
-            .replacingOccurrences(of: ":", with: "%3A")
-        return "::\(command) file=\(file),line=\(location.line),col=\(location.column)::\(message)"
     }
 
     func sourceLine(_ location: SourceLocation) -> String? {

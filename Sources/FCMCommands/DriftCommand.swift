@@ -1,0 +1,54 @@
+import ArgumentParser
+import FCMCore
+import Foundation
+
+/// `fcmctl drift`: refresh only. Reads FCM and the state, reports where they and the manifests disagree,
+/// and changes nothing: no request that mutates FCM, no write of the state, no lock taken.
+struct DriftCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drift", abstract: "Report what changed in FCM outside fcmctl, and what to do about it. Changes nothing.")
+
+    @OptionGroup var manifest: ManifestOptions
+    @OptionGroup var state: StateOptions
+    @OptionGroup var run: RunOptions
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var progressOptions: ProgressOptions
+
+    @Flag(help: "Exit 0 when there is no drift, 2 when there is.")
+    var detailedExitcode = false
+
+    func run() async throws {
+        let (progress, console) = try progressOptions.reporter(console: Console.current)
+        try await Console.$current.withValue(console) {
+            progress.start(command: "drift")
+            do {
+                try await drift(progress: progress)
+                progress.finish(exitCode: ExitCodes.success)
+            } catch let code as ExitCode {
+                progress.finish(exitCode: code.rawValue)
+                throw code
+            }
+        }
+    }
+
+    func drift(progress: RunProgress) async throws {
+        let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
+        pipeline.progress = progress
+        let connection = try pipeline.start()
+        defer { connection.shutdown() }
+        let computed = try await pipeline.compute(service: connection.service, store: pipeline.openStore())
+        let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
+        let view = DriftView(
+            report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),
+            maxMembers: output.maxMembers)
+        let palette = output.palette(console: Console.current)
+        try Presenter(options: output).show(
+            Presentation(
+                text: { view.text(palette: palette) }, json: { view.json() }, markdown: { view.markdown(maxChars: $0) },
+                annotations: view.annotations(desired: computed.desired)))
+        pipeline.reportStatistics()
+        let unreadable = pipeline.reportUnreadable(computed.observed)
+        if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
+        if detailedExitcode && report.hasDrift { throw ExitCode(ExitCodes.changesPresent) }
+    }
+}

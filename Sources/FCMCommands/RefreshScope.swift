@@ -1,0 +1,59 @@
+import ArgumentParser
+import FCMCore
+
+/// `--refresh=all` reads every group and registration fcmctl knows; `--refresh=changed` only those whose
+/// declaration differs from what the last successful apply declared (plus new, removed and pending ones).
+enum RefreshMode: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case all
+    case changed
+}
+
+/// What one refresh reads, and the part of the manifest a plan may be made from with what it read.
+struct RefreshScope {
+    let mode: RefreshMode
+    let groups: Set<String>
+    let registrations: Set<Registration>
+    /// The manifest restricted to what was read: with `changed`, registrations not read are assumed to be as
+    /// the last apply left them, so nothing is planned for them.
+    let plannedDesired: DesiredState
+    let knownRegistrations: Int
+    let knownGroups: Int
+
+    init(desired: DesiredState, ledger: Ledger, mode: RefreshMode) {
+        self.mode = mode
+        var everyone = ledger.subscribedRegistrations
+        for topic in desired.topics.values { everyone.formUnion(topic.members) }
+        let allGroups = ledger.knownGroupNames.union(desired.groups.keys)
+        knownRegistrations = everyone.count
+        knownGroups = allGroups.count
+        guard mode == .changed else {
+            groups = allGroups
+            registrations = everyone
+            plannedDesired = desired
+            return
+        }
+        var changed = ledger.applied.changedRegistrations(in: desired)
+        // Recorded subscriptions the manifest no longer declares, and what an interrupted run may have done.
+        for (topic, members) in ledger.topics {
+            let declared = desired.topics[topic]?.members ?? []
+            for member in members where !declared.contains(member) { changed.insert(member) }
+        }
+        for members in ledger.pending.subscriptions.values { changed.formUnion(members) }
+        var changedGroups = ledger.applied.changedGroups(in: desired).union(ledger.pending.groups)
+        changedGroups.formUnion(ledger.groups.keys.filter { desired.groups[$0] == nil })
+        groups = changedGroups
+        registrations = changed
+        var restricted = desired
+        restricted.groups = desired.groups.filter { changedGroups.contains($0.key) }
+        for (name, topic) in desired.topics {
+            restricted.topics[name]?.members = Set(changed.filter { topic.members.contains($0) })
+        }
+        plannedDesired = restricted
+    }
+
+    var summary: RefreshSummary {
+        RefreshSummary(
+            mode: mode.rawValue, registrationsRead: registrations.count, registrationsKnown: knownRegistrations, groupsRead: groups.count,
+            groupsKnown: knownGroups)
+    }
+}

@@ -1,0 +1,108 @@
+import FCMCore
+
+/// A drift report in every format: per category its count, the objects and the suggestion.
+struct DriftView {
+    static let marker = "<!-- fcmctl:drift -->"
+
+    let report: DriftReport
+    let labeler: RegistrationLabeler
+    var maxMembers = 50
+
+    var categories: [(DriftReport.Category, [DriftReport.Finding])] {
+        DriftReport.Category.allCases.map { ($0, report.findings(in: $0)) }
+    }
+
+    static func count(_ findings: [DriftReport.Finding]) -> Int { findings.reduce(0) { $0 + max(1, $1.registrations.count) } }
+
+    func text(palette: Palette) -> [String] {
+        guard report.hasDrift else { return ["No drift. FCM matches the manifest and fcmctl's records."] }
+        var lines: [String] = []
+        for (category, findings) in categories where !findings.isEmpty {
+            lines.append(palette.bold("\(category.title): \(Self.count(findings))") + " (\(category.rawValue))")
+            for finding in findings {
+                lines.append(palette.yellow("  ~ \(finding.address)") + "  \(finding.detail)")
+                let shown = finding.registrations.prefix(maxMembers)
+                lines += shown.map { "      \(labeler.label($0))" }
+                if finding.registrations.count > shown.count { lines.append("      … and \(finding.registrations.count - shown.count) more") }
+            }
+            lines.append("  → \(category.suggestion)")
+        }
+        let total = categories.filter { !$0.1.isEmpty }
+        lines.append("")
+        lines.append(
+            "Drift: \(total.map { "\(Self.count($0.1)) \($0.0.rawValue)" }.joined(separator: ", ")). Nothing was changed.")
+        return lines
+    }
+
+    func json() -> JSONTree {
+        let redactor = labeler.redactor
+        return .object(
+            DocumentJSON.header(kind: "drift") + [
+                ("has_drift", .bool(report.hasDrift)),
+                (
+                    "categories",
+                    .array(
+                        categories.map { category, findings in
+                            .object([
+                                ("id", .string(category.rawValue)), ("title", .string(category.title)), ("count", .int(Self.count(findings))),
+                                ("suggestion", .string(category.suggestion)),
+                                (
+                                    "objects",
+                                    .array(
+                                        findings.map { finding in
+                                            .object([
+                                                ("address", .string(finding.address)), ("action", .string(finding.action)),
+                                                ("count", .int(finding.registrations.count)), ("detail", .string(finding.detail)),
+                                                ("registrations", DocumentJSON.registrations(finding.registrations, redactor)),
+                                            ])
+                                        })
+                                ),
+                            ])
+                        })
+                ),
+            ])
+    }
+
+    func markdown(maxChars: Int) -> String {
+        var budget = MarkdownBudget(limit: maxChars)
+        var head = "\(Self.marker)\n### fcmctl drift\n\n"
+        if !report.hasDrift {
+            head += "**No drift.** FCM matches the manifest and fcmctl's records.\n"
+            budget.head(head)
+            return budget.finish(noun: "object", hint: "")
+        }
+        head += "| Category | Count | What to do |\n|---|---:|---|\n"
+        for (category, findings) in categories where !findings.isEmpty {
+            head += "| \(category.title) (`\(category.rawValue)`) | \(Self.count(findings)) | \(MarkdownText.inline(category.suggestion)) |\n"
+        }
+        budget.head(head + "\n")
+        for (category, findings) in categories {
+            for finding in findings.sorted(by: { $0.registrations.count > $1.registrations.count }) {
+                var block =
+                    "<details><summary><code>\(MarkdownText.html(finding.address))</code> \(category.rawValue): "
+                    + "\(MarkdownText.html(finding.detail))</summary>\n\n"
+                if !finding.registrations.isEmpty {
+                    block += "```\n"
+                    for registration in finding.registrations.prefix(maxMembers) { block += MarkdownText.fenced(labeler.label(registration)) + "\n" }
+                    if finding.registrations.count > maxMembers { block += "… and \(finding.registrations.count - maxMembers) more\n" }
+                    block += "```\n\n"
+                }
+                budget.add(block + "</details>\n\n", changes: max(1, finding.registrations.count))
+            }
+        }
+        return budget.finish(noun: "object", hint: "Run `fcmctl drift` locally, or read its JSON, for all of them.")
+    }
+
+    /// One annotation per category, at the topic's or group's declaration when the manifest has one.
+    func annotations(desired: DesiredState) -> [Diagnostic] {
+        categories.filter { !$0.1.isEmpty }.map { category, findings in
+            let first = findings[0].address
+            let location =
+                first.hasPrefix("topic/")
+                ? desired.topics[String(first.dropFirst(6))]?.location : desired.groups[String(first.dropFirst(6))]?.location
+            return .warning(
+                "drift: \(category.title.lowercased()): \(Self.count(findings)) (\(findings.map(\.address).prefix(5).joined(separator: ", "))"
+                    + (findings.count > 5 ? ", …" : "") + "); \(category.suggestion)", at: location)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Assembles a Markdown document from whole blocks under a character budget. A block (a `<details>`
+/// section with its fence) is added whole or not at all, so the document never ends inside a fence or an
+/// open `<details>`; what did not fit is counted for the omission line.
+struct MarkdownBudget {
+    /// GitHub refuses a comment over 65,536 characters; the default leaves room for a workflow's own words.
+    static let defaultLimit = 60_000
+    /// `$GITHUB_STEP_SUMMARY` takes up to 1 MiB per step.
+    static let stepSummaryLimit = 1_000_000
+
+    let limit: Int
+    /// Kept free for the omission line, whatever is added before it.
+    let reserve = 400
+    private(set) var text = ""
+    /// Characters in `text`, kept as it grows: `String.count` walks the whole string.
+    private(set) var length = 0
+    private(set) var omittedBlocks = 0
+    private(set) var omittedChanges = 0
+    private var closed = false
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Text that must appear (the summary); counted against the budget like the rest.
+    mutating func head(_ block: String) {
+        text += block
+        length += block.count
+    }
+
+    /// Adds `block` if it fits; otherwise counts it (and every later block) as omitted.
+    @discardableResult
+    mutating func add(_ block: String, changes: Int) -> Bool {
+        let size = block.count
+        if !closed, length + size + reserve <= limit {
+            text += block
+            length += size
+            return true
+        }
+        closed = true
+        omittedBlocks += 1
+        omittedChanges += changes
+        return false
+    }
+
+    /// The document, ending with the omission line when anything was left out.
+    func finish(noun: String, hint: String) -> String {
+        guard omittedBlocks > 0 else { return text }
+        return text
+            + "\n**\(omittedBlocks) more \(omittedBlocks == 1 ? noun : noun + "s") / \(omittedChanges) more change\(omittedChanges == 1 ? "" : "s") not shown** "
+            + "(the \(limit)-character budget). \(hint)\n"
+    }
+}
+
+/// Markdown escaping for text placed in table cells, summaries and HTML.
+enum MarkdownText {
+    static func html(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// Inside a fenced block nothing is interpreted, except a line of backticks that would close it.
+    static func fenced(_ text: String) -> String { text.replacingOccurrences(of: "`", with: "'") }
+
+    /// A paragraph or list item: characters Markdown would read as markup are escaped.
+    static func inline(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if "\\`*_[]<>|#".contains(character) { out.append("\\") }
+            if character == "\n" {
+                out.append(" ")
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}

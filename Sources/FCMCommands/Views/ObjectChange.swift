@@ -1,0 +1,83 @@
+import FCMCore
+
+/// The action vocabulary every format and every command shares (plan, show, apply and drift).
+enum ViewAction: String, CaseIterable, Sendable {
+    case create
+    case update
+    case delete
+    /// Nothing fcmctl will do (an observe-only topic, a dead registration): reported only.
+    case none
+}
+
+/// One object's change, as every view shows it: the single model the text, JSON, Markdown and GitHub
+/// renderers draw from.
+struct ObjectChange: Sendable {
+    var address: String
+    /// `group` or `topic`.
+    var type: String
+    var name: String
+    var action: ViewAction
+    var ownership: Ownership?
+    var added: [Registration]
+    var removed: [Registration]
+    var unchanged: Int
+    var notes: [String] = []
+
+    var size: Int { added.count + removed.count }
+
+    static func of(_ plan: Plan) -> [ObjectChange] {
+        plan.groups.map { group in
+            let action: ViewAction =
+                switch group.action {
+                case .create: .create
+                case .update: .update
+                case .delete: .delete
+                }
+            return ObjectChange(
+                address: group.address, type: "group", name: group.name, action: action, ownership: nil,
+                added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged)
+        }
+            + plan.topics.map { topic in
+                ObjectChange(
+                    address: topic.address, type: "topic", name: topic.name, action: .update, ownership: topic.ownership, added: topic.added,
+                    removed: topic.removed, unchanged: topic.unchanged)
+            }
+    }
+
+    /// Largest first, then by address: what a reviewer should read first, and a stable order.
+    static func largestFirst(_ changes: [ObjectChange]) -> [ObjectChange] {
+        changes.sorted { $0.size != $1.size ? $0.size > $1.size : $0.address < $1.address }
+    }
+}
+
+/// Counts per action, the summary table of every format.
+struct ActionCounts: Sendable {
+    struct Row: Sendable {
+        var objects = 0
+        var added = 0
+        var removed = 0
+    }
+
+    var rows: [ViewAction: Row] = [:]
+
+    init(_ changes: [ObjectChange]) {
+        for change in changes {
+            rows[change.action, default: Row()].objects += 1
+            rows[change.action, default: Row()].added += change.added.count
+            rows[change.action, default: Row()].removed += change.removed.count
+        }
+    }
+
+    subscript(action: ViewAction) -> Row { rows[action] ?? Row() }
+}
+
+/// How a registration is named in output: the device name when the manifest gives one, always redacted
+/// unless `--show-tokens`.
+struct RegistrationLabeler: Sendable {
+    let redactor: Redactor
+    var deviceNames: [Registration: String] = [:]
+
+    func label(_ registration: Registration) -> String {
+        deviceNames[registration].map { "\($0) (\(redactor(registration)))" } ?? redactor(registration)
+    }
+}

@@ -1,0 +1,50 @@
+import FCMCore
+
+/// The human view of a plan: one block per changed object with its membership diff, then the stable
+/// summary line. Objects and members are sorted so two runs print the same text.
+struct PlanTextRenderer {
+    let labeler: RegistrationLabeler
+    var membersShownPerObject = 50
+    var palette = Palette.plain
+
+    init(redactor: Redactor, deviceNames: [Registration: String] = [:], maxMembers: Int = 50, palette: Palette = .plain) {
+        labeler = RegistrationLabeler(redactor: redactor, deviceNames: deviceNames)
+        membersShownPerObject = maxMembers
+        self.palette = palette
+    }
+
+    func render(_ plan: Plan) -> [String] {
+        var lines: [String] = []
+        guard plan.hasChanges else {
+            lines.append("No changes. FCM matches the manifest.")
+            return lines
+        }
+        for change in ObjectChange.of(plan) {
+            switch (change.type, change.action) {
+            case ("group", .create): lines.append(palette.green("+ \(change.address)") + "  create with \(plural(change.added.count, "member"))")
+            case ("group", .delete):
+                lines.append(palette.red("- \(change.address)") + "  delete (remove its \(plural(change.removed.count, "member")))")
+            default:
+                lines.append(
+                    palette.yellow("~ \(change.address)") + "  +\(change.added.count) −\(change.removed.count) (\(change.unchanged) unchanged)")
+            }
+            lines += memberLines(added: change.added, removed: change.removed)
+        }
+        lines.append("")
+        lines.append(plan.summary.line)
+        return lines
+    }
+
+    /// Warnings about the plan (drift fcmctl will not act on): diagnostics, so they go to stderr.
+    static func printNotes(_ plan: Plan) {
+        for note in plan.notes { Console.current.err(note.headline) }
+    }
+
+    func memberLines(added: [Registration], removed: [Registration]) -> [String] {
+        let total = added.count + removed.count
+        var lines = added.prefix(membersShownPerObject).map { palette.green("    + \(labeler.label($0))") }
+        lines += removed.prefix(max(0, membersShownPerObject - added.count)).map { palette.red("    − \(labeler.label($0))") }
+        if total > membersShownPerObject { lines.append("    … and \(total - membersShownPerObject) more") }
+        return lines
+    }
+}

@@ -1,0 +1,88 @@
+/// What the manifests declared at the last successful apply, as fingerprints: per registration, the
+/// topics (and their ownership) it was declared in; per group, its declared members. `plan
+/// --refresh=changed` reads from FCM only what differs from this, so a pull request touching ten
+/// registrations of a large fleet is planned from ten reads. Fingerprints, not copies: 16 bytes per
+/// registration instead of its memberships.
+package struct AppliedDeclarations: Hashable, Sendable {
+    package var registrations: [UInt64: UInt64] = [:]
+    package var groups: [String: UInt64] = [:]
+
+    package init(registrations: [UInt64: UInt64] = [:], groups: [String: UInt64] = [:]) {
+        self.registrations = registrations
+        self.groups = groups
+    }
+
+    package var isEmpty: Bool { registrations.isEmpty && groups.isEmpty }
+
+    package static func of(_ desired: DesiredState) -> AppliedDeclarations {
+        var applied = AppliedDeclarations()
+        applied.registrations = Self.declarations(desired)
+        for (name, group) in desired.groups {
+            applied.groups[name] = group.members.reduce(Self.fnv("group:" + name)) { $0 &+ Self.mix(Self.fnv($1.value)) }
+        }
+        return applied
+    }
+
+    /// Per registration, an order-independent sum over the topics declaring it.
+    static func declarations(_ desired: DesiredState) -> [UInt64: UInt64] {
+        var result: [UInt64: UInt64] = [:]
+        for topic in desired.topics.values {
+            let topicHash = mix(fnv("topic:\(topic.name):\(topic.ownership.rawValue)"))
+            for member in topic.members {
+                result[fnv(member.value), default: 0] &+= topicHash
+            }
+        }
+        return result
+    }
+
+    /// Declared registrations whose declaration differs from the last apply (or that it did not know).
+    package func changedRegistrations(in desired: DesiredState) -> Set<Registration> {
+        let now = Self.declarations(desired)
+        var changed = Set<Registration>()
+        for topic in desired.topics.values {
+            for member in topic.members {
+                let key = Self.fnv(member.value)
+                if registrations[key] != now[key] { changed.insert(member) }
+            }
+        }
+        return changed
+    }
+
+    /// Declared groups whose members differ from the last apply, and new ones.
+    package func changedGroups(in desired: DesiredState) -> Set<String> {
+        let now = Self.of(DesiredState(project: desired.project, groups: desired.groups)).groups
+        return Set(now.filter { groups[$0.key] != $0.value }.keys)
+    }
+
+    /// Forgets what an apply could not settle, so the next `--refresh=changed` reads them again.
+    package mutating func forget(_ registrations: some Sequence<Registration>) {
+        for registration in registrations { self.registrations[Self.fnv(registration.value)] = nil }
+    }
+
+    package static func fnv(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    /// A finaliser, so sums of FNV values do not cancel in patterned ways (splitmix64's).
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension Ledger {
+    /// After an apply: what the manifest declared is now in FCM, except for what did not settle (failed,
+    /// not attempted, unreadable), which the next `--refresh=changed` reads again.
+    package mutating func recordApplied(
+        _ declared: DesiredState, unsettled: some Sequence<Registration>, unsettledGroups: some Sequence<String> = [String]()
+    ) {
+        var next = AppliedDeclarations.of(declared)
+        next.forget(unsettled)
+        for address in unsettledGroups where address.hasPrefix("group/") { next.groups[String(address.dropFirst(6))] = nil }
+        applied = next
+    }
+}

@@ -1,0 +1,130 @@
+/// Where FCM, the manifests and fcmctl's ledger disagree, sorted into what an on-call engineer acts on.
+/// A pure function, like the planner: `drift` refreshes, asks this, and changes nothing.
+package struct DriftReport: Sendable {
+    package enum Category: String, CaseIterable, Sendable {
+        case declaredMissing = "declared_missing"
+        case managedRemoved = "managed_removed"
+        case undeclaredSubscriptions = "undeclared_subscriptions"
+        case observeDiffers = "observe_differs"
+        case deadRegistrations = "dead_registrations"
+        case groupsChanged = "groups_changed"
+        case undeclaredRecords = "undeclared_records"
+
+        package var title: String {
+            switch self {
+            case .declaredMissing: "Declared subscriptions missing"
+            case .managedRemoved: "Subscriptions fcmctl created, removed out of band"
+            case .undeclaredSubscriptions: "Undeclared subscriptions on authoritative topics"
+            case .observeDiffers: "Observe-only topics that differ"
+            case .deadRegistrations: "Dead registrations"
+            case .groupsChanged: "Groups deleted or changed out of band"
+            case .undeclaredRecords: "Records of objects no longer declared"
+            }
+        }
+
+        package var suggestion: String {
+            switch self {
+            case .declaredMissing: "run `fcmctl apply` to subscribe them"
+            case .managedRemoved: "something outside fcmctl unsubscribed them: `fcmctl apply` subscribes them again, or remove them from the manifest"
+            case .undeclaredSubscriptions: "`fcmctl apply` removes them (the topic is authoritative); declare them to keep them"
+            case .observeDiffers: "fcmctl never changes observe-only topics: update the manifest to match, or change the topic's ownership"
+            case .deadRegistrations: "the apps were uninstalled or their registrations expired: remove them from the manifest"
+            case .groupsChanged: "`fcmctl apply` restores the declared members (and recreates a deleted group)"
+            case .undeclaredRecords: "`fcmctl apply` removes what fcmctl created for them; declare them again to keep them"
+            }
+        }
+    }
+
+    package struct Finding: Sendable, Hashable {
+        package var category: Category
+        package var address: String
+        /// What `apply` would do about it: create, update, delete, or none.
+        package var action: String
+        package var registrations: [Registration]
+        package var detail: String
+    }
+
+    package var findings: [Finding] = []
+
+    package var hasDrift: Bool { !findings.isEmpty }
+
+    package func findings(in category: Category) -> [Finding] { findings.filter { $0.category == category } }
+}
+
+package enum DriftAnalyzer {
+    /// `ledger` is the state as read, before FCM's answers were folded in: a record of a subscription that
+    /// vanished is exactly what "removed out of band" means.
+    package static func analyze(desired: DesiredState, ledger: Ledger, observed: ObservedState) -> DriftReport {
+        var report = DriftReport()
+        func add(_ category: DriftReport.Category, _ address: String, _ action: String, _ registrations: [Registration], _ detail: String) {
+            guard !registrations.isEmpty || category == .groupsChanged || category == .undeclaredRecords else { return }
+            report.findings.append(.init(category: category, address: address, action: action, registrations: registrations, detail: detail))
+        }
+        for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
+            let address = "topic/\(topic.name)"
+            let recorded = ledger.managedSubscribers(of: topic.name)
+            var missingManaged: [Registration] = []
+            var missing: [Registration] = []
+            var dead: [Registration] = []
+            for member in topic.members.sorted() {
+                if observed.isUnreadable(member) { continue }
+                if observed.isGone(member) {
+                    dead.append(member)
+                } else if observed.registrations[member] != nil, !observed.isSubscribed(member, to: topic.name) {
+                    if recorded.contains(member) { missingManaged.append(member) } else { missing.append(member) }
+                }
+            }
+            add(.deadRegistrations, address, "none", dead, "\(dead.count) declared registration(s) FCM no longer knows")
+            let extra: [Registration]
+            switch topic.ownership {
+            case .authoritative:
+                extra = observed.registrations.keys.filter { !topic.members.contains($0) && observed.isSubscribed($0, to: topic.name) }.sorted()
+            case .additive, .observe:
+                extra = recorded.subtracting(topic.members).filter { observed.isSubscribed($0, to: topic.name) }.sorted()
+            }
+            if topic.ownership == .observe {
+                let differing = missing + missingManaged + extra
+                add(
+                    .observeDiffers, address, "none", differing,
+                    "\(missing.count + missingManaged.count) declared subscription(s) missing, \(extra.count) undeclared")
+                continue
+            }
+            add(.declaredMissing, address, "update", missing, "\(missing.count) declared subscription(s) missing")
+            add(.managedRemoved, address, "update", missingManaged, "\(missingManaged.count) subscription(s) fcmctl created are gone")
+            if topic.ownership == .authoritative {
+                add(.undeclaredSubscriptions, address, "update", extra, "\(extra.count) undeclared subscription(s) held by known registrations")
+            }
+        }
+        for (name, members) in ledger.topics.sorted(by: { $0.key < $1.key }) where desired.topics[name] == nil {
+            add(
+                .undeclaredRecords, "topic/\(name)", "update", members.sorted(),
+                "fcmctl recorded \(members.count) subscription(s) of an undeclared topic")
+        }
+        for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
+            let address = "group/\(name)"
+            guard observed.wasChecked(group: name) else { continue }
+            let live = observed.groups[name]
+            guard let declared = desired.groups[name] else {
+                if ledger.groups[name]?.protect != true {
+                    add(
+                        .undeclaredRecords, address, live == nil ? "none" : "delete", [],
+                        live == nil ? "recorded, no longer declared, and already gone from FCM" : "recorded and no longer declared")
+                }
+                continue
+            }
+            guard let live else {
+                let why = ledger.groups[name] != nil ? "deleted outside fcmctl" : "declared, but FCM has no such group (not applied yet?)"
+                add(.groupsChanged, address, "create", declared.members.sorted(), why)
+                continue
+            }
+            let added = declared.members.subtracting(live.members)
+            let removed = live.members.subtracting(declared.members)
+            if !added.isEmpty || !removed.isEmpty {
+                add(
+                    .groupsChanged, address, "update", (added.union(removed)).sorted(),
+                    "\(added.count) declared member(s) missing, \(removed.count) undeclared")
+            }
+        }
+        return report
+    }
+}

@@ -1,0 +1,80 @@
+"""Runs the built fcmctl and a real fcm-emulator for the pipeline-facing tests (views, drift, terminal)."""
+import json
+import os
+import subprocess
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("FCM_BUILD_DIR", os.path.join(ROOT, ".build/debug"))
+FCMCTL = os.path.join(BUILD, "fcmctl")
+EMULATOR = os.path.join(BUILD, "fcm-emulator")
+SCHEMAS = os.path.join(ROOT, "schemas")
+
+
+class Emulator:
+    def __init__(self, *flags):
+        self.process = subprocess.Popen(
+            [EMULATOR, "--host", "127.0.0.1", "--port", "0", *flags], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()  # blocks until the emulator is listening
+        assert line.startswith("fcm-emulator listening on http://"), line
+        self.base = line.strip().split(" on ")[1]
+        self.host = self.base[len("http://"):]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+    def request(self, method, path, body=None, headers=None):
+        data = json.dumps(body).encode() if body is not None else None
+        all_headers = {"Content-Type": "application/json", "Authorization": "Bearer owner", **(headers or {})}
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=all_headers)
+        with urllib.request.urlopen(request) as response:
+            text = response.read()
+            return json.loads(text) if text else {}
+
+    def register(self, *registrations):
+        self.request("POST", "/emulator/v1/registrations", {"registrations": [{"token": r} for r in registrations]})
+
+    def uninstall(self, registration):
+        self.request("DELETE", f"/emulator/v1/registrations/{registration}")
+
+    def subscribe(self, project, registration, topic):
+        self.request("POST", f"/v1/projects/{project}/registrations/{registration}/topicSubscriptions?topicName={topic}", {})
+
+    def unsubscribe(self, project, registration, topic):
+        self.request("DELETE", f"/v1/projects/{project}/registrations/{registration}/topicSubscriptions/{topic}")
+
+    def delete_group(self, sender, name, members):
+        key = self.request("GET", "/fcm/notification?notification_key_name=" + urllib.parse.quote(name), headers={"project_id": sender})
+        self.request(
+            "POST", "/fcm/notification",
+            {"operation": "remove", "notification_key_name": name, "notification_key": key["notification_key"], "registration_ids": members},
+            headers={"project_id": sender})
+
+    def stats(self):
+        return self.request("GET", "/emulator/v1/stats")
+
+
+def run(args, emulator=None, env=None, stdin=None):
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_STEP_SUMMARY", "FCM_EMULATOR_HOST")}
+    if emulator:
+        environment["FCM_EMULATOR_HOST"] = emulator.host
+    environment.update(env or {})
+    return subprocess.run([FCMCTL, *args], capture_output=True, text=True, env=environment, input=stdin, timeout=300)
+
+
+def schema_validator(name):
+    """A validator for schemas/NAME with the other committed schemas resolvable by their $id."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    resources = []
+    for file in os.listdir(SCHEMAS):
+        with open(os.path.join(SCHEMAS, file)) as handle:
+            document = json.load(handle)
+        resources.append((document["$id"], Resource.from_contents(document)))
+    registry = Registry().with_resources(resources)
+    with open(os.path.join(SCHEMAS, name)) as handle:
+        schema = json.load(handle)
+    return jsonschema.Draft202012Validator(schema, registry=registry, format_checker=jsonschema.FormatChecker())
