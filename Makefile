@@ -16,7 +16,7 @@ test:
 	@bash scripts/install-deps.sh --test
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 	$(SWIFT) build
-	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk
+	python3 -m pytest -q -W ignore::DeprecationWarning Tests/sdk Tests/cli
 	$(SWIFT) test
 	bash scripts/release-smoke.sh
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1

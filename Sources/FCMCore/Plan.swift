@@ -26,6 +26,15 @@ package struct GroupChange: Hashable, Sendable {
     package var removed: [Registration]
     package var unchanged: Int
 
+    package init(name: String, action: Action, steps: [GroupStep], added: [Registration], removed: [Registration], unchanged: Int) {
+        self.name = name
+        self.action = action
+        self.steps = steps
+        self.added = added
+        self.removed = removed
+        self.unchanged = unchanged
+    }
+
     package var address: String { "group/\(name)" }
 }
 

@@ -28,7 +28,7 @@ struct DiagnosticPrinter {
         case .json:
             console.out(json(diagnostics))
         case .github:
-            for line in GitHubAnnotations.lines(diagnostics, redactor: redactor) { console.out(line) }
+            for line in GitHubAnnotations.lines(diagnostics, redactor: redactor, command: "validate") { console.out(line) }
         case .markdown:
             for diagnostic in diagnostics { console.err(render(diagnostic)) }
         }

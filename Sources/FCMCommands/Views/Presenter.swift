@@ -14,6 +14,8 @@ struct Presentation {
 /// GitHub. The one place where a result meets stdout.
 struct Presenter {
     let options: OutputOptions
+    /// For hints such as "run fcmctl drift locally".
+    var command = "plan"
     var console: Console { Console.current }
 
     func show(_ presentation: Presentation) throws {
@@ -25,7 +27,7 @@ struct Presenter {
         case .markdown:
             console.writeOut(presentation.markdown(options.maxChars))
         case .github:
-            for line in GitHubAnnotations.lines(presentation.annotations) { console.out(line) }
+            for line in GitHubAnnotations.lines(presentation.annotations, command: command) { console.out(line) }
             for line in presentation.text() { console.out(line) }
             try appendStepSummary(presentation)
         }
@@ -55,11 +57,11 @@ struct Presenter {
 enum GitHubAnnotations {
     static let limit = 10
 
-    static func lines(_ diagnostics: [Diagnostic], redactor: Redactor = Redactor(showTokens: false)) -> [String] {
+    static func lines(_ diagnostics: [Diagnostic], redactor: Redactor = Redactor(showTokens: false), command: String = "plan") -> [String] {
         let ordered = diagnostics.enumerated().sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }.map(\.element)
         var lines = ordered.prefix(limit).map { line($0, redactor: redactor) }
         if ordered.count > limit {
-            lines.append("::notice::\(ordered.count - limit) more problems not shown; run fcmctl locally for all of them")
+            lines.append("::notice::\(ordered.count - limit) more problems not shown; run fcmctl \(command) locally for all of them")
         }
         return lines
     }

