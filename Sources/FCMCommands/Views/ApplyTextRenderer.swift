@@ -8,6 +8,8 @@ struct ApplyTextRenderer {
     let redactor: Redactor
     /// Beyond this many objects, the done lines are summed up rather than listed.
     var objectsListed = 200
+    /// Beyond this many, skipped and failed operations are counted rather than listed one per line.
+    var outcomesListed = 50
 
     func render(_ report: ApplyReport) -> (out: [String], err: [String]) {
         var out: [String] = []
@@ -20,7 +22,8 @@ struct ApplyTextRenderer {
             out.append("… and \(rest.reduce(0) { $0 + $1.value }) operations done on \(rest.count) more objects")
         }
         var err: [String] = []
-        for outcome in Self.ordered(report.outcomes) {
+        let ordered = Self.ordered(report.outcomes)
+        for outcome in ordered.prefix(outcomesListed) {
             let who =
                 outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
                 + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")
@@ -34,6 +37,11 @@ struct ApplyTextRenderer {
             case .notAttempted(let reason):
                 err.append("note: \(outcome.address): \(outcome.action) \(who) not attempted: \(reason)")
             }
+        }
+        if ordered.count > outcomesListed {
+            err.append(
+                "note: … and \(ordered.count - outcomesListed) more skipped, failed or not attempted operations; "
+                    + "--json-into FILE or --format json lists every one")
         }
         if let stopped = report.stopped {
             err.append("error: \(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)")

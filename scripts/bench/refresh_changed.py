@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""`plan --refresh=changed` on a pull request that touches 10 registrations of a 100,000-registration fleet.
+
+Generates the fleet (100,000 devices, 200 topics by site, 100,000 subscriptions, no groups), applies it to
+a fresh fcm-emulator (no latency), then adds a topic for 10 devices (the pull request) and times:
+- `plan --refresh=changed`: wall time and the list requests it sent (emulator stats);
+- `plan --refresh=all`: the same, for comparison.
+Release build first: swift build -c release. Run from the repository root.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, ".build/release")
+
+
+def stats(base):
+    with urllib.request.urlopen(base + "/emulator/v1/stats") as response:
+        return json.load(response)
+
+
+def list_requests(base):
+    return stats(base)["endpoints"].get("topics.list", {}).get("requests", 0)
+
+
+def timed(args, env):
+    started = time.monotonic()
+    result = subprocess.run(args, capture_output=True, text=True, env=env)
+    return time.monotonic() - started, result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--devices", type=int, default=100_000)
+    parser.add_argument("--changed", type=int, default=10)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="fcmctl-refresh-")
+    fleet = os.path.join(work, "fleet")
+    subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts/bench/generate_fleet.py"), "--out", fleet, "--devices", str(args.devices),
+         "--sites", "200", "--topics-per-site", "1", "--groups", "0"], check=True)
+    emulator = subprocess.Popen([os.path.join(BUILD, "fcm-emulator"), "--host", "127.0.0.1", "--port", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        base = emulator.stdout.readline().strip().split(" on ")[1]
+        env = {**os.environ, "FCM_EMULATOR_HOST": base[len("http://"):]}
+        fcmctl = os.path.join(BUILD, "fcmctl")
+        state = os.path.join(work, "state.json")
+        common = ["-f", fleet, "--state", state, "--qps", "0"]
+        seconds, applied = timed([fcmctl, "apply", "--auto-approve"] + common, env)
+        assert applied.returncode == 0, applied.stderr
+        print(f"apply of the fleet: {seconds:.1f} s; state {os.path.getsize(state) / 1e6:.1f} MB")
+
+        with open(os.path.join(fleet, "pr.yaml"), "w") as out:
+            out.write("topics:\n  pr-canary:\n    members:\n")
+            for i in range(args.changed):
+                out.write(f"      - kiosk-{i * 997 % args.devices:06d}\n")
+
+        for mode in ("changed", "all"):
+            before = list_requests(base)
+            seconds, plan = timed([fcmctl, "plan", f"--refresh={mode}", "--format", "json"] + common, env)
+            assert plan.returncode == 0, plan.stderr
+            document = json.loads(plan.stdout)
+            added = document["summary"]["subscriptions_to_add"]
+            print(
+                f"plan --refresh={mode}: {seconds:.2f} s wall, {list_requests(base) - before} list requests, "
+                f"{document['refresh']['registrations_read']} of {document['refresh']['registrations_known']} registrations read, "
+                f"{added} subscriptions to add")
+    finally:
+        emulator.terminate()
+        emulator.wait()
+
+
+if __name__ == "__main__":
+    main()
