@@ -29,6 +29,10 @@ struct ApplyCommand: AsyncParsableCommand {
 
     func validate() throws {
         if planFile != nil && dryRun { throw ValidationError("--dry-run applies to a fresh plan; use `fcmctl show FILE` to read a saved one") }
+        if dryRun && output.format != .text {
+            throw ValidationError(
+                "--dry-run prints requests as text; for a machine-readable plan use `fcmctl plan --format \(output.format.rawValue)`")
+        }
     }
 
     func run() async throws {
