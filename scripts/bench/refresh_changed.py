@@ -2,7 +2,7 @@
 """`plan --refresh=changed` on a pull request that touches 10 registrations of a 100,000-registration fleet.
 
 Generates the fleet (100,000 devices, 200 topics by site, 100,000 subscriptions, no groups), applies it to
-a fresh fcm-emulator (no latency), then adds a topic for 10 devices (the pull request) and times:
+a fresh fcm-emulator (no latency, no quota), then adds a topic for 10 devices (the pull request) and times:
 - `plan --refresh=changed`: wall time and the list requests it sent (emulator stats);
 - `plan --refresh=all`: the same, for comparison.
 Release build first: swift build -c release. Run from the repository root.
@@ -11,13 +11,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(ROOT, ".build/release")
+from benchlib import BUILD, Emulator, generate_fleet
 
 
 def stats(base):
@@ -42,14 +40,11 @@ def main():
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="fcmctl-refresh-")
     fleet = os.path.join(work, "fleet")
-    subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scripts/bench/generate_fleet.py"), "--out", fleet, "--devices", str(args.devices),
-         "--sites", "200", "--topics-per-site", "1", "--groups", "0"], check=True)
-    emulator = subprocess.Popen([os.path.join(BUILD, "fcm-emulator"), "--host", "127.0.0.1", "--port", "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    generate_fleet(fleet, "--devices", str(args.devices),
+         "--sites", "200", "--topics-per-site", "1", "--groups", "0")
+    emulator = Emulator()
     try:
-        base = emulator.stdout.readline().strip().split(" on ")[1]
-        env = {**os.environ, "FCM_EMULATOR_HOST": base[len("http://"):]}
+        base, env = emulator.base, emulator.env
         fcmctl = os.path.join(BUILD, "fcmctl")
         state = os.path.join(work, "state.json")
         common = ["-f", fleet, "--state", state, "--qps", "0"]
@@ -73,8 +68,7 @@ def main():
                 f"{document['refresh']['registrations_read']} of {document['refresh']['registrations_known']} registrations read, "
                 f"{added} subscriptions to add")
     finally:
-        emulator.terminate()
-        emulator.wait()
+        emulator.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,26 @@
+"""What the fleet benchmarks share: the release build, a generated fleet, an emulator without a quota."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, ".build/release")
+
+
+def generate_fleet(out, *flags):
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench/generate_fleet.py"), "--out", out, *flags], check=True)
+
+
+class Emulator:
+    """A release fcm-emulator on a free loopback port, with no latency and no quota."""
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            [os.path.join(BUILD, "fcm-emulator"), "--host", "127.0.0.1", "--port", "0", "--subscription-qps", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.base = self.process.stdout.readline().strip().split(" on ")[1]
+        self.env = {**os.environ, "FCM_EMULATOR_HOST": self.base[len("http://"):]}
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
