@@ -86,6 +86,8 @@ def test_every_action_and_every_drift_category_validates(emulator, tmp_path):
     assert actions["group/g-new"] == "create" and actions["group/g-del"] == "delete" and actions["group/g-keep"] == "create"
     assert actions["topic/t-add"] == "update" and actions["topic/t-old"] == "update"
     assert {"create", "update", "delete"} <= set(actions.values())
+    notes = {change["address"]: change["notes"] for change in planned["changes"]}
+    assert notes["group/g-del"] == ["removing the last member deletes the group and its notification key"]
     assert planned["refresh"]["mode"] == "all" and planned["saved_to"] == saved
 
     shown = run(["show", saved, "--format", "json"])

@@ -33,14 +33,21 @@ struct ObjectChange: Sendable {
                 case .update: .update
                 case .delete: .delete
                 }
-            return ObjectChange(
+            var change = ObjectChange(
                 address: group.address, type: "group", name: group.name, action: action, ownership: nil,
                 added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged)
+            if group.steps.count > 1 { change.notes.append("\(group.steps.count) requests, in order, keeping the group within 1 to 20 members") }
+            if group.action == .delete { change.notes.append("removing the last member deletes the group and its notification key") }
+            return change
         }
             + plan.topics.map { topic in
-                ObjectChange(
+                var change = ObjectChange(
                     address: topic.address, type: "topic", name: topic.name, action: .update, ownership: topic.ownership, added: topic.added,
                     removed: topic.removed, unchanged: topic.unchanged)
+                if topic.ownership == .authoritative && !topic.removed.isEmpty {
+                    change.notes.append("authoritative: removes subscriptions of known registrations that the manifest does not declare")
+                }
+                return change
             }
     }
 

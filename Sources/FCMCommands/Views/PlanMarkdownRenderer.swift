@@ -63,6 +63,7 @@ struct PlanMarkdownRenderer {
         var counts = "+\(change.added.count) −\(change.removed.count)"
         if change.action == .update { counts += " (\(change.unchanged) unchanged)" }
         var text = "<details><summary><code>\(sign) \(MarkdownText.html(change.address))</code> \(change.action.rawValue) \(counts)</summary>\n\n"
+        for note in change.notes { text += "_\(MarkdownText.inline(note))_\n\n" }
         text += memberFence(change)
         return text + "</details>\n\n"
     }
