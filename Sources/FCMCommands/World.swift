@@ -76,8 +76,50 @@ extension World {
     package static let live = World(
         connect: { project, options in try LiveConnection.make(project: project, options: options) },
         store: { path, warn in
-            LocalStateStore(path: path, identity: .current(), version: FCMCtl.version, warn: warn)
+            if let location = GCSLocation(path) {
+                return LiveStorage.store(location, environment: Console.current.environment, warn: warn)
+            }
+            return LocalStateStore(path: path, identity: .current(), version: FCMCtl.version, warn: warn)
         })
+}
+
+/// `gs://BUCKET/PREFIX`: where the gcs state backend keeps the state.
+package struct GCSLocation: Sendable, Equatable {
+    package var bucket: String
+    package var prefix: String
+
+    package init?(_ path: String) {
+        guard path.hasPrefix("gs://") else { return nil }
+        let rest = path.dropFirst(5)
+        let parts = rest.split(separator: "/", maxSplits: 1)
+        guard let bucket = parts.first, !bucket.isEmpty else { return nil }
+        self.bucket = String(bucket)
+        self.prefix = parts.count > 1 ? String(parts[1]) : ""
+    }
+
+    package var url: String { prefix.isEmpty ? "gs://\(bucket)" : "gs://\(bucket)/\(prefix)" }
+}
+
+enum LiveStorage {
+    /// The JSON API of GCS (or of the emulator STORAGE_EMULATOR_HOST names, without credentials), on its
+    /// own libcurl transport with the FCM client's retry policy.
+    static func store(_ location: GCSLocation, environment: [String: String], warn: @escaping @Sendable (String) -> Void) -> any StateStore {
+        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8))
+        var credentials: (any AccessTokenProvider)?
+        var base = "https://storage.googleapis.com"
+        if let emulator = GCSObjectStorage.emulatorBase(environment) {
+            base = emulator
+        } else {
+            do {
+                let source = try CredentialResolver.resolve(environment: environment)
+                credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+            } catch {
+                return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
+            }
+        }
+        let storage = GCSObjectStorage(bucket: location.bucket, base: base, sender: RequestSender(transport: transport, credentials: credentials))
+        return GCSStateStore(storage: storage, prefix: location.prefix, identity: .current(), version: FCMCtl.version, warn: warn)
+    }
 }
 
 enum LiveConnection {
@@ -128,4 +170,21 @@ enum LiveConnection {
         guard case .serviceAccount(let path) = source else { return nil }
         return (try? ServiceAccountKey(path: path))?.projectID
     }
+}
+
+/// A store that could not be set up (no credentials for the bucket): every use says why.
+struct UnavailableStateStore: StateStore {
+    let displayName: String
+    let reason: String
+
+    private func refuse() -> StateError { StateError("\(displayName): \(reason)") }
+
+    func read() async throws -> StateSnapshot { throw refuse() }
+    func lock(operation: String, timeout: Duration) async throws -> StateLock { throw refuse() }
+    func unlock(_ lock: StateLock) async throws { throw refuse() }
+    func forceUnlock(id: String) async throws -> LockInfo { throw refuse() }
+    func currentLock() async throws -> LockInfo? { throw refuse() }
+    func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion { throw refuse() }
+    func storedVersion() async throws -> StateVersion? { throw refuse() }
+    func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal { throw refuse() }
 }

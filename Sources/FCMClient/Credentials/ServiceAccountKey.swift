@@ -13,7 +13,8 @@ package struct ServiceAccountKey: Sendable, CustomStringConvertible {
     let privateKey: _RSA.Signing.PrivateKey
 
     package static let googleTokenURI = "https://oauth2.googleapis.com/token"
-    package static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+    /// FCM, and the bucket the gcs state backend keeps the state in.
+    package static let scope = "https://www.googleapis.com/auth/firebase.messaging https://www.googleapis.com/auth/devstorage.read_write"
 
     package init(path: String) throws {
         self.path = path
