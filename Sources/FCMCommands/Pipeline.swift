@@ -64,9 +64,7 @@ final class Pipeline {
                 "the manifest declares no groups and no topics; fcmctl would remove everything it manages. "
                     + "Pass --allow-empty if that is what you want")
         }
-        if let path = loaded.manifest.state?.path {
-            statePath = statePath ?? Self.resolve(path.value, relativeTo: path.location.file)
-        }
+        if let location = loaded.manifest.state?.resolvedLocation { statePath = statePath ?? location }
         return desired
     }
 

@@ -10,7 +10,7 @@ struct StateCommand: AsyncParsableCommand {
         commandName: "state", abstract: "Inspect and repair fcmctl's state. Never sends anything to FCM.",
         subcommands: [
             StateListCommand.self, StateShowCommand.self, StateRemoveCommand.self, StatePullCommand.self, StatePushCommand.self,
-            StateUnlockCommand.self,
+            StateUnlockCommand.self, StateMigrateCommand.self,
         ])
 }
 
@@ -27,9 +27,7 @@ struct StateLocation: ParsableArguments {
         if state.state == nil {
             // The manifest only says where the state is; a manifest with errors still has a default place.
             let result = ManifestLoader().load(paths: manifest.paths)
-            if let path = result.manifest?.state?.path {
-                pipeline.overrideStatePath(Pipeline.resolve(path.value, relativeTo: path.location.file))
-            }
+            if let location = result.manifest?.state?.resolvedLocation { pipeline.overrideStatePath(location) }
         }
         return pipeline
     }

@@ -1,4 +1,5 @@
 import FCMCore
+import Foundation
 
 /// A manifest as written, before names are resolved: every value keeps where it came from.
 package struct Manifest: Sendable {
@@ -33,7 +34,22 @@ package struct ManifestProject: Sendable {
 package struct ManifestStateSettings: Sendable {
     package var backend: Located<String>?
     package var path: Located<String>?
+    /// gcs: the bucket and the object prefix the state lives under.
+    package var bucket: Located<String>?
+    package var prefix: Located<String>?
     package var location: SourceLocation
+
+    /// Where the state is: `gs://BUCKET/PREFIX` for gcs, a local path resolved against the manifest file
+    /// that says so, or nil for the default.
+    package var resolvedLocation: String? {
+        if backend?.value == "gcs", let bucket {
+            return "gs://\(bucket.value)/\(prefix?.value ?? "fcmctl")"
+        }
+        guard let path else { return nil }
+        if path.value.hasPrefix("/") { return path.value }
+        let directory = (path.location.file as NSString).deletingLastPathComponent
+        return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(path.value)
+    }
 }
 
 package struct ManifestDefaults: Sendable {

@@ -54,9 +54,21 @@ struct ManifestDecoder {
                     error("unknown state backend '\(text)'" + Suggestions.hint(for: text, in: ManifestSchema.stateBackends), at: value)
                 }
                 settings.backend = Located(text, at: value.location)
+            } else if key == "bucket" {
+                settings.bucket = Located(text, at: value.location)
+            } else if key == "prefix" {
+                settings.prefix = Located(text, at: value.location)
             } else {
                 settings.path = Located(text, at: value.location)
             }
+        }
+        if settings.backend?.value == "gcs" {
+            if settings.bucket == nil { error("state.backend gcs needs state.bucket: the bucket's name (without gs://)", at: node) }
+            if let path = settings.path {
+                diagnostics.append(.error("state.path is for the local backend; with gcs use state.bucket and state.prefix", at: path.location))
+            }
+        } else if let bucket = settings.bucket ?? settings.prefix {
+            diagnostics.append(.error("state.bucket and state.prefix need state.backend: gcs", at: bucket.location))
         }
         return settings
     }

@@ -4,12 +4,12 @@ package enum ManifestSchema {
     package static let apiVersion = "fcmctl/v1"
     package static let topLevel = ["apiVersion", "project", "state", "defaults", "devices", "groups", "topics"]
     package static let project = ["id", "senderId", "topicApi"]
-    package static let state = ["backend", "path"]
+    package static let state = ["backend", "path", "bucket", "prefix"]
     package static let defaults = ["ownership", "protect"]
     package static let device = ["token", "fid", "labels"]
     package static let group = ["protect", "members"]
     package static let topic = ["ownership", "protect", "members"]
     package static let topicMembers = ["selector", "include", "exclude"]
     package static let explicitMember = ["token", "fid"]
-    package static let stateBackends = ["local"]
+    package static let stateBackends = ["local", "gcs"]
 }

