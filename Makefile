@@ -20,6 +20,7 @@ test:
 	$(SWIFT) test
 	bash scripts/release-smoke.sh
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
+	python3 scripts/chaos/kill-apply --store gcs --trials 3 --seed 2
 	python3 scripts/fuzz --cases 500 --seed 1
 
 lint:
@@ -33,6 +34,7 @@ fuzz: build
 
 chaos: build
 	python3 scripts/chaos/kill-apply --trials 20
+	python3 scripts/chaos/kill-apply --store gcs --trials 10
 
 clean:
 	rm -rf .build
