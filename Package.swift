@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(
             name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"], exclude: ["Fixtures"],
             swiftSettings: codeSettings),
-        .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore", "FCMTestSupport"], swiftSettings: codeSettings),
         .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
