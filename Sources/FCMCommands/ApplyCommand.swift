@@ -23,12 +23,16 @@ struct ApplyCommand: AsyncParsableCommand {
     @OptionGroup var rails: RemovalRails
     @OptionGroup var output: OutputOptions
     @OptionGroup var progressOptions: ProgressOptions
+    @OptionGroup var target: TargetOptions
 
     @Argument(help: "A plan saved by `plan -out FILE`: apply exactly its operations, or exit 5 if what it was made from has changed.")
     var planFile: String?
 
     func validate() throws {
         if planFile != nil && dryRun { throw ValidationError("--dry-run applies to a fresh plan; use `fcmctl show FILE` to read a saved one") }
+        if planFile != nil && target.targeting.isPartial {
+            throw ValidationError("--target and --exclude shape a fresh plan; a saved plan already holds exactly what it will do")
+        }
         if dryRun && output.format != .text {
             throw ValidationError(
                 "--dry-run prints requests as text; for a machine-readable plan use `fcmctl plan --format \(output.format.rawValue)`")
@@ -56,6 +60,7 @@ struct ApplyCommand: AsyncParsableCommand {
         }
         let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
         pipeline.progress = progress
+        pipeline.targeting = target.targeting
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service
@@ -70,6 +75,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let redactor = Redactor(showTokens: run.showTokens)
         let computed = try await pipeline.compute(service: service, store: store)
         PlanTextRenderer.printNotes(computed.plan)
+        if let warning = target.warning() { console.err(warning) }
         printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
         try rails.check(computed.plan, redactor: redactor)
         if dryRun {
@@ -79,7 +85,8 @@ struct ApplyCommand: AsyncParsableCommand {
         let unreadable = pipeline.reportUnreadable(computed.observed)
         try await execute(
             computed.plan, observed: computed.observed, ledger: computed.ledger, snapshot: computed.snapshot, desired: computed.desired,
-            pipeline: pipeline, service: service, store: store, lock: lock, declared: computed.desired)
+            // A partial apply leaves other objects as they were: the manifest as a whole was not applied.
+            pipeline: pipeline, service: service, store: store, lock: lock, declared: target.targeting.isPartial ? nil : computed.desired)
         if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
     }
 

@@ -162,6 +162,8 @@ final class Pipeline {
 
     /// The progress line and events of this run; silent unless the command set one up.
     var progress = RunProgress.silent
+    /// `--target` / `--exclude`: the plan is cut down to these.
+    var targeting = PlanTargeting()
 
     func compute(service: any FCMService, store: any StateStore, mode: RefreshMode = .all) async throws -> Computed {
         let desired = try self.desired ?? loadDesired()
@@ -193,7 +195,8 @@ final class Pipeline {
                     count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
         let ledger = snapshot.ledger.aligned(with: observed, desired: desired)
-        let plan = Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed)
+        let plan = targeting.apply(
+            to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed), deviceNames: desired.deviceNames)
         return Computed(desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary)
     }
 }

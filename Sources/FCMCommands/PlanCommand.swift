@@ -24,6 +24,7 @@ struct PlanCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
     @OptionGroup var progressOptions: ProgressOptions
+    @OptionGroup var target: TargetOptions
 
     @Option(
         help:
@@ -49,6 +50,7 @@ struct PlanCommand: AsyncParsableCommand {
         let console = Console.current
         let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
         pipeline.progress = progress
+        pipeline.targeting = target.targeting
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service
@@ -58,6 +60,7 @@ struct PlanCommand: AsyncParsableCommand {
         }
         let redactor = Redactor(showTokens: run.showTokens)
         PlanTextRenderer.printNotes(computed.plan)
+        if let warning = target.warning() { console.err(warning) }
         if refresh == .changed { console.err(computed.refresh.line) }
         try rails.check(computed.plan, redactor: redactor)
         if let out {
@@ -82,10 +85,12 @@ struct PlanCommand: AsyncParsableCommand {
                     text.render(computed.plan)
                         + (out.map { ["", "Saved this plan to \($0). Apply exactly it with: fcmctl apply \($0)"] } ?? [])
                 },
-                json: { DocumentJSON.plan(computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out) },
+                json: {
+                    DocumentJSON.plan(computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out, targeting: target.targeting)
+                },
                 markdown: { maxChars in
                     PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers)
-                        .render(computed.plan, refresh: computed.refresh)
+                        .render(computed.plan, refresh: computed.refresh, extra: target.warning().map { [String($0.dropFirst(9))] } ?? [])
                 },
                 annotations: computed.plan.notes))
         pipeline.reportStatistics()

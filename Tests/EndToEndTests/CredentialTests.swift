@@ -119,7 +119,8 @@ import Testing
             h, c = json.loads(b64(header)), json.loads(b64(payload))
             assert h["alg"] == "RS256" and h["kid"] == info["private_key_id"], h
             assert c["iss"] == info["client_email"] and c["aud"] == info["token_uri"], c
-            assert c["scope"] == "https://www.googleapis.com/auth/firebase.messaging", c
+            # FCM, and the bucket of the gcs state backend.
+            assert c["scope"].split() == ["https://www.googleapis.com/auth/firebase.messaging", "https://www.googleapis.com/auth/devstorage.read_write"], c
             assert c["exp"] - c["iat"] == 3600 and abs(c["iat"] - time.time()) < 60, c
             print("verified")
             """

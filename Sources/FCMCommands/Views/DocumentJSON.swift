@@ -61,8 +61,26 @@ enum DocumentJSON {
         return fields
     }
 
-    static func plan(_ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil) -> JSONTree {
-        .object(header(kind: "plan") + planFields(plan, redactor: redactor, refresh: refresh) + [("saved_to", .optional(savedTo))])
+    static func plan(
+        _ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil, targeting: PlanTargeting = PlanTargeting()
+    ) -> JSONTree {
+        var fields = header(kind: "plan") + planFields(plan, redactor: redactor, refresh: refresh) + [("saved_to", .optional(savedTo))]
+        if targeting.isPartial {
+            fields.append(
+                (
+                    "partial",
+                    .object([
+                        ("targets", .array(targeting.targets.map { .string(redactedAddress($0, redactor)) })),
+                        ("excludes", .array(targeting.excludes.map { .string(redactedAddress($0, redactor)) })),
+                    ])
+                ))
+        }
+        return .object(fields)
+    }
+
+    static func redactedAddress(_ address: PlanTargeting.Address, _ redactor: Redactor) -> String {
+        guard case .subscription(let topic, let registration) = address else { return address.description }
+        return "topic/\(topic)/\(SourceExcerptRedaction.redact(registration, redactor))"
     }
 
     static func savedPlan(_ saved: SavedPlan, _ plan: Plan, path: String, redactor: Redactor) -> JSONTree {

@@ -1,0 +1,35 @@
+import ArgumentParser
+import FCMCore
+
+/// `--target` and `--exclude`, repeatable, on plan and apply.
+struct TargetOptions: ParsableArguments {
+    @Option(
+        name: .customLong("target"),
+        help: ArgumentHelp(
+            "Plan and apply only this object: group/NAME, topic/NAME or topic/NAME/REGISTRATION (or device name). Repeatable.", valueName: "address"))
+    var targets: [String] = []
+
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp("Leave this object out of the plan (same addresses as --target). Repeatable.", valueName: "address"))
+    var excludes: [String] = []
+
+    func validate() throws {
+        for text in targets + excludes where PlanTargeting.Address(text) == nil {
+            throw ValidationError("'\(text)' is not an address: use group/NAME, topic/NAME or topic/NAME/REGISTRATION")
+        }
+    }
+
+    var targeting: PlanTargeting {
+        PlanTargeting(targets: targets.compactMap(PlanTargeting.Address.init), excludes: excludes.compactMap(PlanTargeting.Address.init))
+    }
+
+    /// The partial-plan warning, as Terraform prints it for -target.
+    func warning() -> String? {
+        let targeting = self.targeting
+        guard targeting.isPartial else { return nil }
+        let what = (targeting.targets.map { "--target \($0)" } + targeting.excludes.map { "--exclude \($0)" }).joined(separator: " ")
+        return "warning: this plan is partial (\(what)): changes to other objects are neither shown nor applied, "
+            + "so FCM may still differ from the manifest. Use this for exceptional situations, then run plan without it"
+    }
+}
