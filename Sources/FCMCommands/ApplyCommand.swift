@@ -105,7 +105,8 @@ struct ApplyCommand: AsyncParsableCommand {
             let changed = !ledger.hasSameRecords(as: snapshot.ledger) || snapshot.needsWrite
             // Recovered records and FCM's corrections are saved even when there is nothing to send.
             if changed || version == nil { version = try await saveBeforeSending(&ledger, store: store, replacing: version) }
-            try showResult(plan, report: nil, state: (store.displayName, ledger.serial), deviceNames: desired.deviceNames)
+            try showResult(
+                plan, report: nil, state: (store.displayName, ledger.serial), deviceNames: desired.deviceNames, notices: pipeline.deprecations)
             return
         }
         try confirm()
@@ -158,7 +159,8 @@ struct ApplyCommand: AsyncParsableCommand {
             saveError = error
         }
         try showResult(
-            plan, report: report, state: (store.displayName, saveError == nil ? ledger.serial : nil), deviceNames: desired.deviceNames)
+            plan, report: report, state: (store.displayName, saveError == nil ? ledger.serial : nil), deviceNames: desired.deviceNames,
+            notices: pipeline.deprecations)
         pipeline.reportStatistics()
         if let saveError {
             throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")
@@ -180,7 +182,10 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     /// The result in the chosen format: what was done per object, what was skipped or failed, the state.
-    func showResult(_ plan: Plan, report: ApplyReport?, state: (path: String, serial: Int?), deviceNames: [Registration: String]) throws {
+    func showResult(
+        _ plan: Plan, report: ApplyReport?, state: (path: String, serial: Int?), deviceNames: [Registration: String],
+        notices: [DeprecationNotice] = []
+    ) throws {
         let console = Console.current
         let redactor = Redactor(showTokens: run.showTokens)
         let stateLine =
@@ -203,11 +208,11 @@ struct ApplyCommand: AsyncParsableCommand {
         try Presenter(options: output, command: "apply").show(
             Presentation(
                 text: { text },
-                json: { DocumentJSON.apply(plan, report: report, redactor: redactor, state: state) },
+                json: { DocumentJSON.apply(plan, report: report, redactor: redactor, state: state, notices: notices) },
                 markdown: { maxChars in
                     let result = report.map { ApplyTextRenderer.summary($0) } ?? "Nothing to change."
                     return PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl apply")
-                        .render(plan, extra: [result + " " + stateLine] + problems.prefix(20))
+                        .render(plan, extra: notices.map { "⚠️ " + $0.message } + [result + " " + stateLine] + problems.prefix(20))
                 },
                 annotations: annotations))
     }

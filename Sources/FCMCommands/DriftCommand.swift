@@ -40,7 +40,7 @@ struct DriftCommand: AsyncParsableCommand {
         let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
         let view = DriftView(
             report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),
-            maxMembers: output.maxMembers)
+            maxMembers: output.maxMembers, notices: computed.deprecations)
         let palette = output.palette(console: Console.current)
         try Presenter(options: output, command: "drift").show(
             Presentation(

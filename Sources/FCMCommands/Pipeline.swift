@@ -158,16 +158,25 @@ final class Pipeline {
         var observed: ObservedState
         var plan: Plan
         var refresh: RefreshSummary
+        /// Deprecated FCM features this run touches, with the days left.
+        var deprecations: [DeprecationNotice] = []
     }
 
     /// The progress line and events of this run; silent unless the command set one up.
     var progress = RunProgress.silent
+    /// Deprecated FCM features the last computed plan touches.
+    private(set) var deprecations: [DeprecationNotice] = []
     /// `--target` / `--exclude`: the plan is cut down to these.
     var targeting = PlanTargeting()
 
     func compute(service: any FCMService, store: any StateStore, mode: RefreshMode = .all) async throws -> Computed {
         let desired = try self.desired ?? loadDesired()
         let snapshot = try await readState(store)
+        let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
+        let usesIID = desired.project.topicAPI == .iid
+        if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: World.current.now()) {
+            throw fail(reason)
+        }
         let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode)
         let progress = self.progress
         let refresher = Refresher(service: service, parallelism: options.parallelism, progress: { progress.advance($0) })
@@ -197,6 +206,11 @@ final class Pipeline {
         let ledger = snapshot.ledger.aligned(with: observed, desired: desired)
         let plan = targeting.apply(
             to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed), deviceNames: desired.deviceNames)
-        return Computed(desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary)
+        let deprecations = PlatformDeprecations.notices(
+            usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: World.current.now())
+        for notice in deprecations { console.err("warning: \(notice.message)") }
+        self.deprecations = deprecations
+        return Computed(
+            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations)
     }
 }

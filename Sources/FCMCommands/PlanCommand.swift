@@ -86,11 +86,15 @@ struct PlanCommand: AsyncParsableCommand {
                         + (out.map { ["", "Saved this plan to \($0). Apply exactly it with: fcmctl apply \($0)"] } ?? [])
                 },
                 json: {
-                    DocumentJSON.plan(computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out, targeting: target.targeting)
+                    DocumentJSON.plan(
+                        computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out, targeting: target.targeting,
+                        notices: computed.deprecations)
                 },
                 markdown: { maxChars in
                     PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers)
-                        .render(computed.plan, refresh: computed.refresh, extra: target.warning().map { [String($0.dropFirst(9))] } ?? [])
+                        .render(
+                            computed.plan, refresh: computed.refresh,
+                            extra: computed.deprecations.map { "⚠️ " + $0.message } + (target.warning().map { [String($0.dropFirst(9))] } ?? []))
                 },
                 annotations: computed.plan.notes))
         pipeline.reportStatistics()

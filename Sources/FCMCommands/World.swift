@@ -80,7 +80,18 @@ extension World {
                 return LiveStorage.store(location, environment: Console.current.environment, warn: warn)
             }
             return LocalStateStore(path: path, identity: .current(), version: FCMCtl.version, warn: warn)
-        })
+        },
+        now: { clock(Console.current.environment) })
+
+    /// The system clock, unless FCMCTL_NOW (`2027-09-30` or an ISO 8601 time) sets the day: to rehearse
+    /// what a pipeline will do on a turndown date, and for tests on both sides of it.
+    static func clock(_ environment: [String: String]) -> Date {
+        guard let text = environment["FCMCTL_NOW"], !text.isEmpty else { return Date() }
+        if let moment = ISO8601DateFormatter().date(from: text) { return moment }
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        return day.date(from: text) ?? Date()
+    }
 }
 
 /// `gs://BUCKET/PREFIX`: where the gcs state backend keeps the state.

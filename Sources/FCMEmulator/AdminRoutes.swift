@@ -7,6 +7,7 @@ struct AdminRoutes {
     let recorder: RequestRecorder
     let faults: FaultInjector
     let authority: TokenAuthority
+    let calendar: PlatformCalendar
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
         let s = request.segments
@@ -59,6 +60,22 @@ struct AdminRoutes {
             }
             await faults.replace(quotas: settings)
             return Self.encode(settings)
+        case ("GET", ["clock"]):
+            return await calendar.response
+        case ("PUT", ["clock"]):
+            // {"now": "2027-09-30" or an ISO 8601 time, or null for the system clock; "new_project": bool}
+            let body = request.jsonObject ?? [:]
+            var now: Date?
+            if let text = body["now"] as? String {
+                let day = ISO8601DateFormatter()
+                day.formatOptions = [.withFullDate]
+                guard let parsed = ISO8601DateFormatter().date(from: text) ?? day.date(from: text) else {
+                    return .rpcError(400, "now must be a date (2027-09-30) or an ISO 8601 time")
+                }
+                now = parsed
+            }
+            await calendar.set(now: now, newProject: body["new_project"] as? Bool ?? false)
+            return await calendar.response
         case ("POST", ["tokens:expire"]):
             await authority.expireAll()
             return .json(200, [String: Any]())

@@ -34,6 +34,7 @@ struct EmulatorServices: Sendable {
     let recorder: RequestRecorder
     let faults: FaultInjector
     let authority: TokenAuthority
+    let calendar = PlatformCalendar()
 
     init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
@@ -66,7 +67,8 @@ struct EmulatorResponder: HTTPResponder {
         iid = IIDRoutes(store: store, senderID: services.configuration.senderID)
         messages = MessageRoutes(store: store)
         tokens = TokenRoutes(authority: services.authority, projectID: services.configuration.projectID)
-        admin = AdminRoutes(store: store, recorder: services.recorder, faults: services.faults, authority: services.authority)
+        admin = AdminRoutes(
+            store: store, recorder: services.recorder, faults: services.faults, authority: services.authority, calendar: services.calendar)
     }
 
     static let maximumBodyBytes = 8 << 20
@@ -111,6 +113,7 @@ struct EmulatorResponder: HTTPResponder {
         switch verdict {
         case .proceed(let delay):
             await Self.wait(delay)
+            if let refusal = await services.calendar.refusal(endpoint, request) { return refusal }
             return await route(request, endpoint: endpoint)
         case .fail(let status, let delay):
             await Self.wait(delay)

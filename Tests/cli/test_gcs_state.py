@@ -94,7 +94,8 @@ def test_a_killed_holders_lock_yields_to_lease_expiry_or_unlock(world, tmp_path)
     path = tmp_path / "fcmctl.yaml"
     path.write_text(manifest(200))
     victim = background(["apply", "--auto-approve", "-f", str(path), "--parallelism", "4"], emulator, env)
-    assert wait_until(lambda: any("/journal/" in n for n in gcs.names("fcm"))), "no journal segment appeared"
+    # The run's header segment, then its first window of intents.
+    assert wait_until(lambda: sum("/journal/" in n for n in gcs.names("fcm")) >= 2), "no segment of intents appeared"
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     emulator.request("PUT", "/emulator/v1/faults", {})

@@ -49,6 +49,13 @@ enum DocumentJSON {
             ])
     }
 
+    static func deprecations(_ notices: [DeprecationNotice]) -> JSONTree {
+        .array(
+            notices.map {
+                .object([("id", .string($0.id)), ("date", .string($0.date)), ("days_left", .int($0.daysLeft)), ("message", .string($0.message))])
+            })
+    }
+
     /// The plan part shared by plan, show and apply.
     static func planFields(_ plan: Plan, redactor: Redactor, refresh: RefreshSummary?) -> [(String, JSONTree)] {
         let changes = ObjectChange.of(plan)
@@ -62,9 +69,11 @@ enum DocumentJSON {
     }
 
     static func plan(
-        _ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil, targeting: PlanTargeting = PlanTargeting()
+        _ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil, targeting: PlanTargeting = PlanTargeting(),
+        notices: [DeprecationNotice] = []
     ) -> JSONTree {
         var fields = header(kind: "plan") + planFields(plan, redactor: redactor, refresh: refresh) + [("saved_to", .optional(savedTo))]
+        fields.append(("deprecations", deprecations(notices)))
         if targeting.isPartial {
             fields.append(
                 (
@@ -112,8 +121,10 @@ enum DocumentJSON {
         return .object(fields)
     }
 
-    static func apply(_ plan: Plan, report: ApplyReport?, redactor: Redactor, state: (path: String, serial: Int?)) -> JSONTree {
-        var fields = header(kind: "apply") + planFields(plan, redactor: redactor, refresh: nil)
+    static func apply(
+        _ plan: Plan, report: ApplyReport?, redactor: Redactor, state: (path: String, serial: Int?), notices: [DeprecationNotice] = []
+    ) -> JSONTree {
+        var fields = header(kind: "apply") + planFields(plan, redactor: redactor, refresh: nil) + [("deprecations", deprecations(notices))]
         if let report {
             let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
             fields += [

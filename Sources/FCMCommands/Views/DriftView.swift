@@ -7,6 +7,7 @@ struct DriftView {
     let report: DriftReport
     let labeler: RegistrationLabeler
     var maxMembers = 50
+    var notices: [DeprecationNotice] = []
 
     var categories: [(DriftReport.Category, [DriftReport.Finding])] {
         DriftReport.Category.allCases.map { ($0, report.findings(in: $0)) }
@@ -38,7 +39,7 @@ struct DriftView {
         let redactor = labeler.redactor
         return .object(
             DocumentJSON.header(kind: "drift") + [
-                ("has_drift", .bool(report.hasDrift)),
+                ("has_drift", .bool(report.hasDrift)), ("deprecations", DocumentJSON.deprecations(notices)),
                 (
                     "categories",
                     .array(
@@ -66,6 +67,8 @@ struct DriftView {
     func markdown(maxChars: Int) -> String {
         var budget = MarkdownBudget(limit: maxChars)
         var head = "\(Self.marker)\n### fcmctl drift\n\n"
+        for notice in notices { head += "- ⚠️ \(MarkdownText.inline(notice.message))\n" }
+        if !notices.isEmpty { head += "\n" }
         if !report.hasDrift {
             head += "**No drift.** FCM matches the manifest and fcmctl's records.\n"
             budget.head(head)
