@@ -18,7 +18,8 @@ package struct FCMCtl: AsyncParsableCommand {
             """,
         version: version,
         subcommands: [
-            ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, DriftCommand.self, ShowCommand.self, StateCommand.self,
+            ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, DriftCommand.self, ShowCommand.self, ImportCommand.self,
+            StateCommand.self,
             SendCommand.self,
             VersionCommand.self,
         ])

@@ -31,6 +31,9 @@ package enum PlatformDeprecations {
         return calendar.date(from: DateComponents(year: year, month: month, day: day))!
     }
 
+    /// `YYYY-MM-DD` in UTC.
+    package static func dayText(_ date: Date) -> String { text(date) }
+
     static func text(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

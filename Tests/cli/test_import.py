@@ -1,0 +1,69 @@
+"""`fcmctl import` adopts what the apps made: 3 device groups and 50 subscriptions on a real emulator become
+a manifest that validates, is in canonical form, plans clean, and whose removals are fcmctl's to make."""
+import json
+import os
+
+from fcmharness import Emulator, run
+
+PROJECT, SENDER = "import-demo", "555"
+DEVICES = [f"imp-{i}:APA91b{chr(97 + i) * 30}" for i in range(10)]
+GROUPS = {"family-a": DEVICES[0:2], "family-b": DEVICES[2:5], "solo": DEVICES[5:6]}
+TOPICS = ["alerts", "news", "sports", "weather", "promo"]
+
+
+def seed(emulator):
+    emulator.register(*DEVICES)
+    for name, members in GROUPS.items():
+        emulator.request("POST", "/fcm/notification", {"operation": "create", "notification_key_name": name, "registration_ids": members},
+                         headers={"project_id": SENDER})
+    for device in DEVICES:
+        for topic in TOPICS:
+            emulator.subscribe(PROJECT, device, topic)
+
+
+def test_import_groups_and_subscriptions(tmp_path):
+    emulator = Emulator()
+    try:
+        seed(emulator)
+        directory = tmp_path / "fcm"
+        directory.mkdir()
+        devices = "".join(f"  kiosk-{i}: {{token: \"{d}\"}}\n" for i, d in enumerate(DEVICES[:8]))  # two devices unnamed
+        (directory / "project.yaml").write_text(f'project: {{id: {PROJECT}, senderId: "{SENDER}"}}\ndevices:\n{devices}')
+        assert run(["fmt", str(directory / "project.yaml")]).returncode == 0  # the team's own file, in canonical form
+        common = ["-f", str(directory)]
+
+        dry = run(["import", "group", "family-a", "--dry-run"] + common, emulator)
+        assert dry.returncode == 0, dry.stderr
+        assert "family-a:" in dry.stdout and "kiosk-0" in dry.stdout and "nothing was recorded" in dry.stderr
+        assert not (directory / ".fcmctl" / "state.json").exists()
+
+        groups = run(["import", "group", "family-a", "family-b", "solo", "-o", str(directory / "groups.yaml")] + common, emulator)
+        assert groups.returncode == 0, groups.stderr
+        text = (directory / "groups.yaml").read_text()
+        assert "# device group family-b as FCM exported it: 3 members" in text and "- kiosk-2" in text
+
+        registrations = tmp_path / "registrations.txt"
+        registrations.write_text("\n".join(DEVICES) + "\n")
+        subscriptions = run(
+            ["import", "subscriptions", "--registrations", str(registrations), "-o", str(directory / "topics.yaml")] + common, emulator)
+        assert subscriptions.returncode == 0, subscriptions.stderr
+        topics = (directory / "topics.yaml").read_text()
+        assert "# 10 subscriptions found in FCM" in topics and "- kiosk-7" in topics and DEVICES[9].split(":")[0] in topics
+
+        assert run(["validate"] + common).returncode == 0
+        fmt = run(["fmt", "--check", str(directory)])
+        assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+        plan = run(["plan", "--detailed-exitcode"] + common, emulator)
+        assert plan.returncode == 0, plan.stdout + plan.stderr
+
+        # One imported subscription removed from the manifest: exactly one removal, fcmctl's to make.
+        lines = topics.splitlines(keepends=True)
+        news = lines.index(next(line for line in lines if line.startswith("  news:")))
+        victim = next(i for i in range(news, len(lines)) if lines[i].strip() == "- kiosk-3")
+        (directory / "topics.yaml").write_text("".join(lines[:victim] + lines[victim + 1:]))
+        after = run(["plan", "--format", "json"] + common, emulator)
+        document = json.loads(after.stdout)
+        assert document["summary"]["subscriptions_to_remove"] == 1 and document["summary"]["subscriptions_to_add"] == 0
+        assert [(c["address"], c["counts"]["remove"]) for c in document["changes"]] == [("topic/news", 1)]
+    finally:
+        emulator.stop()
