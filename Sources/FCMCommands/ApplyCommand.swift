@@ -24,6 +24,7 @@ struct ApplyCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var progressOptions: ProgressOptions
     @OptionGroup var target: TargetOptions
+    @OptionGroup var adopt: AdoptOptions
 
     @Argument(help: "A plan saved by `plan -out FILE`: apply exactly its operations, or exit 5 if what it was made from has changed.")
     var planFile: String?
@@ -61,6 +62,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
         pipeline.progress = progress
         pipeline.targeting = target.targeting
+        pipeline.adoptExisting = adopt.adoptExisting
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service

@@ -166,6 +166,8 @@ final class Pipeline {
     var progress = RunProgress.silent
     /// Deprecated FCM features the last computed plan touches.
     private(set) var deprecations: [DeprecationNotice] = []
+    /// `--adopt-existing`: declared groups that exist in FCM but not in the state become fcmctl's.
+    var adoptExisting = false
     /// `--target` / `--exclude`: the plan is cut down to these.
     var targeting = PlanTargeting()
 
@@ -203,7 +205,7 @@ final class Pipeline {
                     format: "Refreshed %d registrations and %d groups in %.2f s (%.0f registrations/s).",
                     count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
-        let ledger = snapshot.ledger.aligned(with: observed, desired: desired)
+        let ledger = snapshot.ledger.aligned(with: observed, desired: desired, adoptExisting: adoptExisting)
         let plan = targeting.apply(
             to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed), deviceNames: desired.deviceNames)
         let deprecations = PlatformDeprecations.notices(

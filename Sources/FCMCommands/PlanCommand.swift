@@ -25,6 +25,7 @@ struct PlanCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var progressOptions: ProgressOptions
     @OptionGroup var target: TargetOptions
+    @OptionGroup var adopt: AdoptOptions
 
     @Option(
         help:
@@ -51,6 +52,7 @@ struct PlanCommand: AsyncParsableCommand {
         let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
         pipeline.progress = progress
         pipeline.targeting = target.targeting
+        pipeline.adoptExisting = adopt.adoptExisting
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service

@@ -54,9 +54,11 @@ struct SavedPlanApply {
             }
             var ledger = snapshot.ledger
             if snapshot.version == nil { ledger = Ledger(lineage: saved.lineage, serial: 0) }
+            // The reviewed plan changes a group only if it was fcmctl's (or adopted) when the plan was made.
             let desired = saved.desiredForApply
             try await command.execute(
-                plan, observed: observed, ledger: ledger.aligned(with: observed, desired: desired), snapshot: snapshot, desired: desired,
+                plan, observed: observed, ledger: ledger.aligned(with: observed, desired: desired, adoptExisting: true), snapshot: snapshot,
+                desired: desired,
                 pipeline: pipeline, service: connection.service, store: store, lock: lock, declared: declared)
         }
     }

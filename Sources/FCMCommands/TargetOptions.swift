@@ -33,3 +33,9 @@ struct TargetOptions: ParsableArguments {
             + "so FCM may still differ from the manifest. Use this for exceptional situations, then run plan without it"
     }
 }
+
+/// `--adopt-existing` on plan and apply.
+struct AdoptOptions: ParsableArguments {
+    @Flag(help: "Adopt declared device groups that already exist in FCM but not in the state (otherwise they are named and left alone).")
+    var adoptExisting = false
+}

@@ -1,9 +1,10 @@
 extension Ledger {
     /// The ledger corrected by what FCM reported: records of subscriptions or groups that vanished on
     /// their own are dropped (drift nobody caused), pending changes that FCM shows are recorded as
-    /// fcmctl's and the others forgotten, and declared groups that already exist are adopted.
+    /// fcmctl's and the others forgotten. A declared group that exists in FCM but that fcmctl never recorded
+    /// is adopted only with `adoptExisting` (`--adopt-existing`); otherwise the plan names it and leaves it.
     /// Registrations that were not refreshed keep their records and their pending changes.
-    package func aligned(with observed: ObservedState, desired: DesiredState) -> Ledger {
+    package func aligned(with observed: ObservedState, desired: DesiredState, adoptExisting: Bool = false) -> Ledger {
         var result = self
         for (topic, members) in topics {
             let kept = members.filter { member in
@@ -25,7 +26,8 @@ extension Ledger {
         }
         for name in knownGroupNames.union(desired.groups.keys) where observed.wasChecked(group: name) {
             if let group = observed.groups[name] {
-                result.recordGroup(name, members: group.members)
+                let known = groups[name] != nil || pending.groups.contains(name)
+                if known || adoptExisting { result.recordGroup(name, members: group.members) }
             } else {
                 result.groups[name] = nil
                 result.pending.groups.remove(name)

@@ -10,6 +10,13 @@ package enum Planner {
                             + "To delete it, declare it once more without 'protect', apply, then remove it"))
                 continue
             }
+            if let declared = desired.groups[name], observed.groups[name] != nil, ledger.groups[name] == nil {
+                plan.notes.append(
+                    .warning(
+                        "group/\(name) exists in FCM but not in the state: import it (fcmctl import group \(name)) or let apply adopt it "
+                            + "(--adopt-existing); until then fcmctl leaves it as it is", at: declared.location))
+                continue
+            }
             if let change = groupChange(name: name, desired: desired.groups[name], observed: observed.groups[name]) {
                 plan.groups.append(change)
             }

@@ -16,10 +16,12 @@ import Testing
         let observed = ObservedState(
             groups: ["adopt": ObservedGroup(name: "adopt", notificationKey: "k", members: [a, f])],
             registrations: [a: .active(topics: []), f: .active(topics: ["news"])])
-        let aligned = ledger.aligned(with: observed, desired: desired)
+        let aligned = ledger.aligned(with: observed, desired: desired, adoptExisting: true)
         #expect(aligned.managedSubscribers(of: "news") == [f])
         #expect(aligned.groups["gone"] == nil)
         #expect(aligned.groups["adopt"]?.members == [a, f])
+        // Without --adopt-existing a group fcmctl never recorded stays out of the state.
+        #expect(ledger.aligned(with: observed, desired: desired).groups["adopt"] == nil)
     }
 }
 

@@ -56,18 +56,23 @@ import Testing
     @Test func groupsAreCreatedUpdatedAndDeleted() {
         var ledger = Ledger()
         ledger.recordGroup("old", members: [a])
+        ledger.recordGroup("same", members: [c])
+        ledger.recordGroup("grow", members: [a])
         let desired = DesiredState(
             project: project,
             groups: [
                 "new": DesiredGroup(name: "new", members: [a, b]), "same": DesiredGroup(name: "same", members: [c]),
-                "grow": DesiredGroup(name: "grow", members: [a, c]),
+                "grow": DesiredGroup(name: "grow", members: [a, c]), "stranger": DesiredGroup(name: "stranger", members: [a, b]),
             ])
         let observed = ObservedState(groups: [
             "old": ObservedGroup(name: "old", notificationKey: "k1", members: [a]),
             "same": ObservedGroup(name: "same", notificationKey: "k2", members: [c]),
             "grow": ObservedGroup(name: "grow", notificationKey: "k3", members: [a]),
+            "stranger": ObservedGroup(name: "stranger", notificationKey: "k4", members: [a]),
         ])
         let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
+        // A group that exists in FCM but that fcmctl never recorded is named, not silently adopted.
+        #expect(plan.notes.map(\.message).contains { $0.hasPrefix("group/stranger exists in FCM but not in the state") })
         #expect(plan.groups.map(\.name) == ["grow", "new", "old"])
         #expect(plan.groups.map(\.action) == [.update, .create, .delete])
         #expect(plan.summary.line == "Plan: 1 group to create, 1 to delete; 3 members to add, 1 to remove; 0 subscriptions to add, 0 to remove.")

@@ -67,3 +67,27 @@ def test_import_groups_and_subscriptions(tmp_path):
         assert [(c["address"], c["counts"]["remove"]) for c in document["changes"]] == [("topic/news", 1)]
     finally:
         emulator.stop()
+
+
+def test_an_existing_group_is_adopted_only_when_asked(tmp_path):
+    emulator = Emulator()
+    try:
+        seed(emulator)
+        path = tmp_path / "fcmctl.yaml"
+        # Declared with one more member than FCM has.
+        path.write_text(f'project: {{id: {PROJECT}, senderId: "{SENDER}"}}\ngroups:\n  family-a:\n'
+                        f'    members: ["{DEVICES[0]}", "{DEVICES[1]}", "{DEVICES[7]}"]\n')
+        common = ["-f", str(path), "--state", str(tmp_path / "s.json")]
+        plan = run(["plan", "--detailed-exitcode"] + common, emulator)
+        assert plan.returncode == 0, plan.stdout + plan.stderr  # nothing planned for a group fcmctl does not know
+        assert "group/family-a exists in FCM but not in the state: import it (fcmctl import group family-a) or let apply adopt it" in plan.stderr
+        assert run(["apply", "--auto-approve"] + common, emulator).returncode == 0
+        assert "family-a" not in run(["state", "list"] + common).stdout
+
+        adopted = run(["apply", "--auto-approve", "--adopt-existing"] + common, emulator)
+        assert adopted.returncode == 0, adopted.stderr
+        assert "group/family-a: 1 operation done" in adopted.stdout
+        assert "group/family-a" in run(["state", "list"] + common).stdout
+        assert run(["plan", "--detailed-exitcode"] + common, emulator).returncode == 0
+    finally:
+        emulator.stop()
