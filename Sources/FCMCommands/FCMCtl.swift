@@ -19,6 +19,7 @@ package struct FCMCtl: AsyncParsableCommand {
         version: version,
         subcommands: [
             ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, DriftCommand.self, ShowCommand.self, ImportCommand.self,
+            MigrateCommand.self,
             StateCommand.self,
             SendCommand.self,
             VersionCommand.self,

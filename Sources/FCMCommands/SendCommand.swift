@@ -30,6 +30,15 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Sender id (project number) for --group, when there is no manifest.") var senderId: String?
     @Flag(help: "Validate only: FCM checks the message and delivers nothing.") var dryRun = false
 
+    func payload() -> [String: String] {
+        var payload: [String: String] = [:]
+        for item in data {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            payload[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        return payload
+    }
+
     func validate() throws {
         let targets = [token, fid, topic, condition, group].compactMap { $0 }
         guard targets.count == 1 else { throw ValidationError("give exactly one of --token, --fid, --topic, --condition, --group") }
@@ -43,9 +52,13 @@ struct SendCommand: AsyncParsableCommand {
         let console = Console.current
         var settings = ProjectSettings(id: project ?? "", senderId: senderId ?? "")
         var devices: [String: Registration] = [:]
+        var localGroups: [String: DesiredGroup] = [:]
+        var deviceNames: [Registration: String] = [:]
         if !manifest.manifests.isEmpty {
             let loaded = try Pipeline.load(manifest.paths)
             let desired = loaded.desiredState()
+            localGroups = desired.localGroups
+            deviceNames = desired.deviceNames
             if settings.id.isEmpty { settings.id = desired.project.id }
             if settings.senderId.isEmpty { settings.senderId = desired.project.senderId }
             for (registration, name) in desired.deviceNames { devices[name] = registration }
@@ -73,20 +86,26 @@ struct SendCommand: AsyncParsableCommand {
         } else if let condition {
             target = .condition(condition)
             address = "condition \(condition)"
+        } else if let name = group, let local = localGroups[name] {
+            let message = OutgoingMessage(target: .token(""), title: title, body: body, image: image, data: payload())
+            try await LocalGroupFanOut(service: service, parallelism: run.parallelism, redactor: Redactor(showTokens: run.showTokens))
+                .send(message, to: local, names: deviceNames, validateOnly: dryRun)
+            pipeline.reportStatistics()
+            return
         } else {
             let name = group ?? ""
+            if PlatformDeprecations.refusal(usesGroups: true, usesIID: false, now: World.current.now()) != nil {
+                throw fail(
+                    "group/\(name) is an FCM device group, and FCM removed device groups on 2027-09-29. Declare it with `mode: local` "
+                        + "(fcmctl migrate groups) so fcmctl sends to its members")
+            }
             guard !service.project.senderId.isEmpty else { throw fail("--group needs the sender id: pass --sender-id or -f with a manifest") }
             // A group is messaged through its notification key, read fresh: keys change on every read.
             guard let key = try await service.groupKey(name: name) else { throw fail("group/\(name) does not exist in FCM") }
             target = .token(key)
             address = "group/\(name)"
         }
-        var payload: [String: String] = [:]
-        for item in data {
-            let parts = item.split(separator: "=", maxSplits: 1)
-            payload[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
-        }
-        let message = OutgoingMessage(target: target, title: title, body: body, image: image, data: payload)
+        let message = OutgoingMessage(target: target, title: title, body: body, image: image, data: payload())
         do {
             let name = try await service.send(message, validateOnly: dryRun)
             console.out(dryRun ? "Validated a message to \(address) (dry run: nothing was delivered): \(name)" : "Sent to \(address): \(name)")

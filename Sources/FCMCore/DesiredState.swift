@@ -1,3 +1,10 @@
+/// Where a group lives: FCM's device-group API, or only in the manifest (fcmctl fans a message out to its
+/// members), which outlives FCM's groups.
+package enum GroupMode: String, Sendable, CaseIterable {
+    case fcm
+    case local
+}
+
 /// Who may remove which subscriptions of a topic (product.md, "Ownership").
 package enum Ownership: String, Sendable, CaseIterable, Codable {
     /// Ensure declared subscriptions; remove only those fcmctl created itself.
@@ -67,6 +74,8 @@ package struct DesiredState: Hashable, Sendable {
     package var topics: [String: DesiredTopic]
     /// Device names from the manifest's registry, so output can say which device a registration is.
     package var deviceNames: [Registration: String]
+    /// Groups kept only in the manifest (`mode: local`): never sent to the device-group API.
+    package var localGroups: [String: DesiredGroup] = [:]
 
     package init(
         project: ProjectSettings, groups: [String: DesiredGroup] = [:], topics: [String: DesiredTopic] = [:],
@@ -78,5 +87,5 @@ package struct DesiredState: Hashable, Sendable {
         self.deviceNames = deviceNames
     }
 
-    package var isEmpty: Bool { groups.isEmpty && topics.isEmpty }
+    package var isEmpty: Bool { groups.isEmpty && topics.isEmpty && localGroups.isEmpty }
 }

@@ -54,6 +54,7 @@ package struct ManifestStateSettings: Sendable {
 
 package struct ManifestDefaults: Sendable {
     package var ownership: Located<Ownership>?
+    package var groupMode: Located<GroupMode>?
     package var protect: Located<Bool>?
     package var location: SourceLocation
 }
@@ -85,6 +86,7 @@ package struct ManifestGroup: Sendable {
     package var members: [MemberReference]
     package var membersLocation: SourceLocation
     package var protect: Located<Bool>?
+    package var mode: Located<GroupMode>? = nil
     package var location: SourceLocation
 }
 

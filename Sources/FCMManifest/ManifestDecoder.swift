@@ -78,6 +78,8 @@ struct ManifestDecoder {
         for (key, _, value) in fields(node, of: "defaults", known: ManifestSchema.defaults) {
             if key == "ownership" {
                 defaults.ownership = located(choice(value, what: "defaults.ownership", Ownership.self), value)
+            } else if key == "groupMode" {
+                defaults.groupMode = located(choice(value, what: "defaults.groupMode", GroupMode.self), value)
             } else {
                 defaults.protect = located(bool(value, what: "defaults.protect"), value)
             }
@@ -126,6 +128,8 @@ struct ManifestDecoder {
             if key == "members" {
                 group.members = members(value, owner: owner)
                 group.membersLocation = value.location
+            } else if key == "mode" {
+                group.mode = located(choice(value, what: "\(owner) mode", GroupMode.self), value)
             } else {
                 group.protect = located(bool(value, what: "\(owner) protect"), value)
             }

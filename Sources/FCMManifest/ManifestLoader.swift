@@ -170,10 +170,16 @@ extension Manifest {
         }
         let defaultProtect = defaults?.protect?.value ?? false
         let defaultOwnership = defaults?.ownership?.value ?? .additive
+        let defaultMode = defaults?.groupMode?.value ?? .fcm
         for group in groups.values {
-            desired.groups[group.name] = DesiredGroup(
+            let declared = DesiredGroup(
                 name: group.name, members: Set((resolution.groupMembers[group.name] ?? []).map(\.registration)),
                 protect: group.protect?.value ?? defaultProtect, location: group.location)
+            if (group.mode?.value ?? defaultMode) == .local {
+                desired.localGroups[group.name] = declared
+            } else {
+                desired.groups[group.name] = declared
+            }
         }
         for topic in topics.values {
             let name = TopicNameRule.normalized(topic.name)
