@@ -171,7 +171,9 @@ final class Pipeline {
     /// `--target` / `--exclude`: the plan is cut down to these.
     var targeting = PlanTargeting()
 
-    func compute(service: any FCMService, store: any StateStore, mode: RefreshMode = .all) async throws -> Computed {
+    func compute(
+        service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false
+    ) async throws -> Computed {
         let desired = try self.desired ?? loadDesired()
         let snapshot = try await readState(store)
         let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
@@ -179,7 +181,7 @@ final class Pipeline {
         if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: World.current.now()) {
             throw fail(reason)
         }
-        let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode)
+        let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
         let progress = self.progress
         let refresher = Refresher(service: service, parallelism: options.parallelism, progress: { progress.advance($0) })
         console.err(

@@ -19,10 +19,12 @@ struct RefreshScope {
     let knownRegistrations: Int
     let knownGroups: Int
 
-    init(desired: DesiredState, ledger: Ledger, mode: RefreshMode) {
+    init(desired: DesiredState, ledger: Ledger, mode: RefreshMode, includeLocalGroups: Bool = false) {
         self.mode = mode
         var everyone = ledger.subscribedRegistrations
         for topic in desired.topics.values { everyone.formUnion(topic.members) }
+        // drift reads the members of local groups too, to report the dead ones.
+        if includeLocalGroups { for group in desired.localGroups.values { everyone.formUnion(group.members) } }
         let allGroups = ledger.knownGroupNames.union(desired.groups.keys)
         knownRegistrations = everyone.count
         knownGroups = allGroups.count

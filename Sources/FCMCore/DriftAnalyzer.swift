@@ -95,6 +95,10 @@ package enum DriftAnalyzer {
                 add(.undeclaredSubscriptions, address, "update", extra, "\(extra.count) undeclared subscription(s) held by known registrations")
             }
         }
+        for group in desired.localGroups.values.sorted(by: { $0.name < $1.name }) {
+            let dead = group.members.filter { observed.isGone($0) }.sorted()
+            add(.deadRegistrations, "group/\(group.name)", "none", dead, "\(dead.count) member(s) of the local group FCM no longer knows")
+        }
         for (name, members) in ledger.topics.sorted(by: { $0.key < $1.key }) where desired.topics[name] == nil {
             add(
                 .undeclaredRecords, "topic/\(name)", "update", members.sorted(),

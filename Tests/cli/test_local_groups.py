@@ -63,3 +63,22 @@ def inbox(emulator, registration):
     import urllib.parse
 
     return emulator.request("GET", f"/emulator/v1/registrations/{urllib.parse.quote(registration, safe='')}/inbox")["messages"]
+
+
+def test_dead_members_of_a_local_group_are_drift(tmp_path):
+    emulator = Emulator()
+    try:
+        alive, dead = "local-a:APA91b" + "a" * 30, "local-b:APA91b" + "b" * 30
+        emulator.register(alive, dead)
+        path = tmp_path / "fcmctl.yaml"
+        path.write_text(f'project: {{id: local-demo, senderId: "9"}}\ngroups:\n  crew:\n    mode: local\n    members: ["{alive}", "{dead}"]\n')
+        common = ["-f", str(path), "--state", str(tmp_path / "s.json")]
+        assert run(["drift", "--detailed-exitcode"] + common, emulator).returncode == 0
+        emulator.uninstall(dead)
+        drift = run(["drift", "--detailed-exitcode"] + common, emulator)
+        assert drift.returncode == 2 and "group/crew" in drift.stdout and "dead_registrations" in drift.stdout
+        sent = run(["send", "--group", "crew", "--title", "t", "-f", str(path)], emulator)
+        assert sent.returncode == 0, sent.stderr
+        assert "1 sent, 1 unregistered, 0 failed" in sent.stdout and "remove it from the manifest" in sent.stdout
+    finally:
+        emulator.stop()
