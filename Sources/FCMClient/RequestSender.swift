@@ -84,10 +84,15 @@ package struct RequestSender: Sendable {
                 attempt -= 1
                 continue
             }
-            if response.status == 429, pacedCost != nil { await limiter?.penalize() }
+            // A quota refusal of a paced request is the limiter's signal to slow down, not a failing request: it
+            // does not use up the attempts (only the total time bounds it), so a run started with --qps far above
+            // the quota converges below it instead of failing requests.
+            let quotaRefusal = response.status == 429 && pacedCost != nil && limiter != nil
+            if quotaRefusal { await limiter?.penalize() }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
             switch policy.decide(
-                status: response.status, retryAfter: response.headers["retry-after"], attempt: attempt, elapsed: clock.now() - start,
+                status: response.status, retryAfter: response.headers["retry-after"],
+                attempt: quotaRefusal ? min(attempt, policy.maxAttempts - 1) : attempt, elapsed: clock.now() - start,
                 jitter: jitter, now: clock.wallTime())
             {
             case .retry(let delay):

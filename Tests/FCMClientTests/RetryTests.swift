@@ -128,6 +128,20 @@ enum HTTPDate {
         #expect(stubborn.sent.count == 2, "one refresh, then the answer stands")
     }
 
+    @Test func quotaRefusalsOfPacedRequestsDoNotUseUpTheAttempts() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 5000, clock: clock)
+        let storm = ScriptedTransport(Array(repeating: .respond(429, [:]), count: 10) + [.respond(200, [:])])
+        let paced = try await sender(storm, clock: clock, limiter: limiter).send(HTTPRequest(method: "POST", url: "http://x/y"), pacedCost: 1)
+        #expect(paced.status == 200)
+        #expect(storm.sent.count == 11)
+        #expect(clock.sleeps.reduce(0, +) <= RetryPolicy().maxTotal, "still bounded by the total time")
+        // An unpaced request (a read) still gives up after the last attempt.
+        let reads = ScriptedTransport(Array(repeating: .respond(429, [:]), count: 10))
+        #expect(try await sender(reads, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 429)
+        #expect(reads.sent.count == RetryPolicy().maxAttempts)
+    }
+
     @Test func a429SlowsThePacer() async throws {
         let clock = ManualPacingClock()
         let limiter = RateLimiter(perSecond: 100, clock: clock)
