@@ -41,17 +41,7 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (progress, console) = try progressOptions.reporter(console: Console.current)
-        try await Console.$current.withValue(console) {
-            progress.start(command: "apply")
-            do {
-                try await run(progress: progress)
-                progress.finish(exitCode: ExitCodes.success)
-            } catch let code as ExitCode {
-                progress.finish(exitCode: code.rawValue)
-                throw code
-            }
-        }
+        try await progressOptions.running("apply") { try await run(progress: $0) }
     }
 
     func run(progress: RunProgress) async throws {
@@ -77,7 +67,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let redactor = Redactor(showTokens: run.showTokens)
         let computed = try await pipeline.compute(service: service, store: store)
         PlanTextRenderer.printNotes(computed.plan)
-        if let warning = target.warning() { console.err(warning) }
+        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
         try rails.check(computed.plan, redactor: redactor)
         if dryRun {

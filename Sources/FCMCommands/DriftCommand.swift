@@ -18,17 +18,7 @@ struct DriftCommand: AsyncParsableCommand {
     var detailedExitcode = false
 
     func run() async throws {
-        let (progress, console) = try progressOptions.reporter(console: Console.current)
-        try await Console.$current.withValue(console) {
-            progress.start(command: "drift")
-            do {
-                try await drift(progress: progress)
-                progress.finish(exitCode: ExitCodes.success)
-            } catch let code as ExitCode {
-                progress.finish(exitCode: code.rawValue)
-                throw code
-            }
-        }
+        try await progressOptions.running("drift") { try await drift(progress: $0) }
     }
 
     func drift(progress: RunProgress) async throws {

@@ -31,6 +31,11 @@ package struct FCMCtl: AsyncParsableCommand {
     /// share this path, so what the tests see is what users get.
     package static func execute(_ arguments: [String]) async -> Int32 {
         do {
+            // A clock that cannot be read must not silently become today: it decides deprecation refusals.
+            if let text = Console.current.environment["FCMCTL_NOW"], !text.isEmpty, World.parseDay(text) == nil {
+                Console.current.err("error: FCMCTL_NOW='\(text)' is not a date (2027-09-30) or an ISO 8601 time (2027-09-30T12:00:00Z)")
+                return ExitCodes.usage
+            }
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

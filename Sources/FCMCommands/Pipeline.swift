@@ -68,12 +68,6 @@ final class Pipeline {
         return desired
     }
 
-    static func resolve(_ path: String, relativeTo file: String) -> String {
-        if path.hasPrefix("/") { return path }
-        let directory = (file as NSString).deletingLastPathComponent
-        return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(path)
-    }
-
     /// Connects through the world (the libcurl client, or fakes in tests).
     func connect(project: ProjectSettings) throws -> Connection {
         let options = ConnectOptions(

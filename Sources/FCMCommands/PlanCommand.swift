@@ -34,17 +34,7 @@ struct PlanCommand: AsyncParsableCommand {
     var refresh: RefreshMode = .all
 
     func run() async throws {
-        let (progress, console) = try progressOptions.reporter(console: Console.current)
-        try await Console.$current.withValue(console) {
-            progress.start(command: "plan")
-            do {
-                try await plan(progress: progress)
-                progress.finish(exitCode: ExitCodes.success)
-            } catch let code as ExitCode {
-                progress.finish(exitCode: code.rawValue)
-                throw code
-            }
-        }
+        try await progressOptions.running("plan") { try await plan(progress: $0) }
     }
 
     func plan(progress: RunProgress) async throws {
@@ -62,7 +52,7 @@ struct PlanCommand: AsyncParsableCommand {
         }
         let redactor = Redactor(showTokens: run.showTokens)
         PlanTextRenderer.printNotes(computed.plan)
-        if let warning = target.warning() { console.err(warning) }
+        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         if refresh == .changed { console.err(computed.refresh.line) }
         try rails.check(computed.plan, redactor: redactor)
         if let out {
@@ -96,7 +86,8 @@ struct PlanCommand: AsyncParsableCommand {
                     PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers)
                         .render(
                             computed.plan, refresh: computed.refresh,
-                            extra: computed.deprecations.map { "⚠️ " + $0.message } + (target.warning().map { [String($0.dropFirst(9))] } ?? []))
+                            extra: computed.deprecations.map { "⚠️ " + $0.message }
+                                + (target.warning(Redactor(showTokens: run.showTokens)).map { [String($0.dropFirst(9))] } ?? []))
                 },
                 annotations: computed.plan.notes))
         pipeline.reportStatistics()

@@ -87,10 +87,14 @@ extension World {
     /// what a pipeline will do on a turndown date, and for tests on both sides of it.
     static func clock(_ environment: [String: String]) -> Date {
         guard let text = environment["FCMCTL_NOW"], !text.isEmpty else { return Date() }
+        return parseDay(text) ?? Date()  // `execute` refuses an unreadable FCMCTL_NOW before any command runs
+    }
+
+    static func parseDay(_ text: String) -> Date? {
         if let moment = ISO8601DateFormatter().date(from: text) { return moment }
         let day = ISO8601DateFormatter()
         day.formatOptions = [.withFullDate]
-        return day.date(from: text) ?? Date()
+        return day.date(from: text)
     }
 }
 

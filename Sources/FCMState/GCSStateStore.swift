@@ -164,28 +164,11 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
 
     // MARK: Locking
 
-    static func encodeLock(_ lock: LockInfo) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        return Array((try? encoder.encode(lock)) ?? Data()) + [UInt8(ascii: "\n")]
-    }
-
-    func decodeLock(_ bytes: [UInt8]) throws -> LockInfo {
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            return try decoder.decode(LockInfo.self, from: Data(bytes))
-        } catch {
-            throw StateError(
-                "\(storage.displayName)/\(lockObject): the state lock is not readable (\(error)); if no fcmctl run is active, remove it with `fcmctl state unlock`"
-            )
-        }
-    }
-
     func readLock() async throws -> (LockInfo, Int64)? {
         guard let object = try await attempt("reading the lock", { try await storage.get(lockObject) }) else { return nil }
-        return (try decodeLock(object.bytes), object.generation)
+        let lock = try LockDocument.decode(
+            object.bytes, source: "\(storage.displayName)/\(lockObject)", remedy: "if no fcmctl run is active, remove it with `fcmctl state unlock`")
+        return (lock, object.generation)
     }
 
     package func lock(operation: String, timeout: Duration) async throws -> StateLock {
@@ -211,15 +194,17 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
         var info = mine
         info.expires = now().addingTimeInterval(lease)
         do {
-            let generation = try await attempt("creating the lock") { try await storage.put(lockObject, Self.encodeLock(info), ifGenerationMatch: 0) }
+            let generation = try await attempt("creating the lock") {
+                try await storage.put(lockObject, LockDocument.encode(info), ifGenerationMatch: 0)
+            }
             return started(StateLock(info: info), generation: generation)
         } catch ObjectStorageError.preconditionFailed {
             guard let (holder, generation) = try await readLock() else { return nil }
             if holder.id == info.id { return started(StateLock(info: holder), generation: generation) }
-            guard let reason = staleReason(holder) else { return nil }
+            guard let reason = LockDocument.staleReason(holder, identity: identity, now: now()) else { return nil }
             do {
                 let taken = try await attempt("taking over the lock") {
-                    try await storage.put(lockObject, Self.encodeLock(info), ifGenerationMatch: generation)
+                    try await storage.put(lockObject, LockDocument.encode(info), ifGenerationMatch: generation)
                 }
                 warn("took over the state lock \(holder.id) of \(holder.who) (pid \(holder.pid), \(holder.operation)): \(reason)")
                 return started(StateLock(info: info), generation: taken)
@@ -227,17 +212,6 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
                 return nil  // another newcomer took it first
             }
         }
-    }
-
-    /// Another machine's liveness cannot be checked: only an expired lease, or a same-host process that is gone.
-    private func staleReason(_ lock: LockInfo) -> String? {
-        if lock.host == identity.host, !ProcessIdentity.isAlive(pid: lock.pid, processStart: lock.processStart) {
-            return "that process is gone"
-        }
-        if lock.expires < now() {
-            return "its lease expired \(LockInfo.duration(Int(now().timeIntervalSince(lock.expires)))) ago"
-        }
-        return nil
     }
 
     private func started(_ lock: StateLock, generation: Int64) -> StateLock {
@@ -262,7 +236,7 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
         var renewed = lock.info
         renewed.expires = now().addingTimeInterval(lease)
         do {
-            let next = try await storage.put(lockObject, Self.encodeLock(renewed), ifGenerationMatch: generation)
+            let next = try await storage.put(lockObject, LockDocument.encode(renewed), ifGenerationMatch: generation)
             mutex.withLock {
                 lockGeneration[lock.info.id] = next
                 lastRenewed[lock.info.id] = now()

@@ -193,7 +193,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
                 processStart: identity.processStart, operation: operation, created: created,
                 expires: created.addingTimeInterval(lease), version: version)
             if let existing = try readLock() {
-                guard let reason = staleReason(existing) else { return .held(existing) }
+                guard let reason = LockDocument.staleReason(existing, identity: identity, now: now()) else { return .held(existing) }
                 warn("took over the state lock \(existing.id) of \(existing.who) (pid \(existing.pid), \(existing.operation)): \(reason)")
             }
             try writeLock(mine)
@@ -201,32 +201,13 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         }
     }
 
-    private func staleReason(_ lock: LockInfo) -> String? {
-        if lock.host == identity.host, !ProcessIdentity.isAlive(pid: lock.pid, processStart: lock.processStart) {
-            return "that process is gone"
-        }
-        if lock.expires < now() {
-            return "its lease expired \(LockInfo.duration(Int(now().timeIntervalSince(lock.expires)))) ago"
-        }
-        return nil
-    }
-
     func readLock() throws -> LockInfo? {
         guard let bytes = try FileIO.readIfPresent(lockPath, what: "state lock") else { return nil }
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            return try decoder.decode(LockInfo.self, from: Data(bytes))
-        } catch {
-            throw StateError("\(lockPath): the state lock is not readable (\(error)); if no fcmctl run is active, delete that file")
-        }
+        return try LockDocument.decode(bytes, source: lockPath, remedy: "if no fcmctl run is active, delete that file")
     }
 
     private func writeLock(_ lock: LockInfo) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try FileIO.replaceAtomically(lockPath, with: Array(try encoder.encode(lock)) + [UInt8(ascii: "\n")], what: "state lock")
+        try FileIO.replaceAtomically(lockPath, with: LockDocument.encode(lock), what: "state lock")
     }
 
     private func withDirectoryLock<T>(_ body: () throws -> T) throws -> T {

@@ -91,3 +91,9 @@ def test_a_new_project_is_refused_groups_after_the_cutoff_with_the_reason(tmp_pa
         assert "this plan creates a group, which fails in such a project" in apply.stderr
     finally:
         emulator.stop()
+
+
+def test_an_unreadable_clock_is_a_usage_error():
+    result = run(["validate", "-f", QUICKSTART], env={"FCMCTL_NOW": "next tuesday"})
+    assert result.returncode == 64
+    assert "FCMCTL_NOW='next tuesday' is not a date" in result.stderr

@@ -132,3 +132,24 @@ extension ProgressOptions {
         return (progress, output)
     }
 }
+
+extension ProgressOptions {
+    /// Runs a command's body with its progress reporter and console: the start event first, the finish event
+    /// (with the exit code) last, whatever the body ends with.
+    func running(_ command: String, _ body: (RunProgress) async throws -> Void) async throws {
+        let (progress, console) = try reporter(console: Console.current)
+        try await Console.$current.withValue(console) {
+            progress.start(command: command)
+            do {
+                try await body(progress)
+                progress.finish(exitCode: ExitCodes.success)
+            } catch let code as ExitCode {
+                progress.finish(exitCode: code.rawValue)
+                throw code
+            } catch {
+                progress.finish(exitCode: ExitCodes.error)
+                throw error
+            }
+        }
+    }
+}
