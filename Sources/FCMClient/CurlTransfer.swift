@@ -4,7 +4,8 @@ import Foundation
 /// One easy handle and everything curl keeps pointers to (header list, buffers) until the transfer ends.
 final class CurlTransfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
-    let url: String
+    private(set) var url = ""
+    private let options: CurlTransport.Options
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var body = Data()
@@ -18,11 +19,25 @@ final class CurlTransfer: @unchecked Sendable {
         return buffer
     }()
 
-    init(request: HTTPRequest, options: CurlTransport.Options) throws {
-        guard let easy = curl_easy_init() else { throw TransportError(url: request.url, message: "curl_easy_init failed") }
+    /// A handle is reused for request after request (`prepare` resets it): creating one per request cost a
+    /// handful of large allocations each time, the biggest item of the client's CPU profile.
+    init(options: CurlTransport.Options) throws {
+        guard let easy = curl_easy_init() else { throw TransportError(url: "", message: "curl_easy_init failed") }
         self.easy = easy
-        self.url = request.url
+        self.options = options
         self.maximumBytes = options.maximumResponseBytes
+    }
+
+    /// Sets the handle up for `request`, forgetting everything about the previous one.
+    func prepare(_ request: HTTPRequest) {
+        curl_easy_reset(easy)
+        curl_slist_free_all(headerList)
+        headerList = nil
+        url = request.url
+        body = Data()
+        responseHeaders = [:]
+        overflowed = false
+        errorBuffer[0] = 0
         _ = fcm_easy_restrict_http(easy)
         _ = fcm_easy_setopt_str(easy, CURLOPT_URL, request.url)
         _ = fcm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
@@ -53,9 +68,10 @@ final class CurlTransfer: @unchecked Sendable {
             _ = fcm_easy_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "")
         }
         // An empty Expect header stops curl from waiting for "100 Continue" on larger bodies.
-        for header in request.headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] {
-            headerList = curl_slist_append(headerList, header)
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
+        headerList = curl_slist_append(headerList, "Expect:")
         _ = fcm_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = fcm_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody)
@@ -85,7 +101,7 @@ final class CurlTransfer: @unchecked Sendable {
             responseHeaders.removeAll()  // a new response (after 100-continue or a redirect)
             return
         }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), Self.isKept(UnsafeRawBufferPointer(rebasing: bytes[..<colon])) else { return }
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
         var start = colon + 1
         var end = bytes.count
@@ -93,6 +109,21 @@ final class CurlTransfer: @unchecked Sendable {
         while end > start, isSpace(bytes[end - 1]) { end -= 1 }
         let name = String(decoding: bytes[..<colon].map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
         responseHeaders[name] = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    /// The response headers fcmctl reads (Retry-After; GCS's x-goog-*): the others are not turned into
+    /// strings at all, which every request used to pay for.
+    static func isKept(_ name: UnsafeRawBufferPointer) -> Bool {
+        func hasPrefix(_ prefix: StaticString) -> Bool {
+            guard name.count >= prefix.utf8CodeUnitCount else { return false }
+            for offset in 0..<prefix.utf8CodeUnitCount {
+                let byte = name[offset]
+                let lowered = byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte
+                if lowered != prefix.utf8Start[offset] { return false }
+            }
+            return true
+        }
+        return (name.count == 11 && hasPrefix("retry-after")) || hasPrefix("x-goog-")
     }
 
     func complete(code: CURLcode) {

@@ -17,7 +17,7 @@ package struct HTTPRequest: Sendable {
 
 package struct HTTPResponse: Sendable {
     package var status: Int
-    /// Header names lower-cased; the last value wins.
+    /// The headers fcmctl reads (Retry-After and GCS's x-goog-*), names lower-cased; the last value wins.
     package var headers: [String: String]
     package var body: Data
 

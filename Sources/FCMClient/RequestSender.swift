@@ -11,12 +11,26 @@ package protocol AccessTokenProvider: Sendable {
 package final class SendStatistics: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
+    private var requests = 0
+    // Counted by number: building a "status_200" key per request showed in the CPU profile.
+    private var statuses: [Int: Int] = [:]
 
     package init() {}
 
     func add(_ key: String) { lock.withLock { counts[key, default: 0] += 1 } }
 
-    package var snapshot: [String: Int] { lock.withLock { counts } }
+    func addRequest() { lock.withLock { requests += 1 } }
+
+    func add(status: Int) { lock.withLock { statuses[status, default: 0] += 1 } }
+
+    package var snapshot: [String: Int] {
+        lock.withLock {
+            var all = counts
+            if requests > 0 { all["requests"] = requests }
+            for (status, count) in statuses { all["status_\(status)"] = count }
+            return all
+        }
+    }
 }
 
 /// Sends one logical FCM request: adds the credentials, waits for the project's rate limiter when the
@@ -59,7 +73,7 @@ package struct RequestSender: Sendable {
                 token = value
                 authorized.headers.append(("Authorization", "Bearer \(value)"))
             }
-            statistics.add("requests")
+            statistics.addRequest()
             let response: HTTPResponse
             do {
                 response = try await transport.send(authorized)
@@ -76,7 +90,7 @@ package struct RequestSender: Sendable {
                     throw error
                 }
             }
-            statistics.add("status_\(response.status)")
+            statistics.add(status: response.status)
             if response.status == 401, let token, let credentials, !refreshedAfter401 {
                 // An expired or revoked token: fetch a new one once, then let the answer stand.
                 refreshedAfter401 = true

@@ -3,8 +3,8 @@
 
   quota    100,000 v1 subscription changes through `fcmctl apply`, emulator with 50 ms latency and its
            3,000/s quota: duration of the apply phase, share of the quota, share of requests answered 429.
-  sdk      the same 100,000 changes, no latency, no quota, side by side with the official firebase-admin
-           Python SDK's subscribe_to_topic: wall-clock and CPU time of each client process.
+  sdk      1,000, 20,000 and 100,000 changes (--sizes), no latency, no quota, side by side with the official
+           firebase-admin Python SDK's subscribe_to_topic: wall-clock and CPU time of each client process.
   refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency.
   cpu      fcmctl's CPU per change for the same 100,000 changes (no latency, no quota), best of --runs, for
            this build and, with --compare OTHER_FCMCTL, another build alternating in the same run (a
@@ -107,16 +107,17 @@ print("failures", failures)
 """
 
 
-def sdk(args):
-    fleet = generate("/tmp/fcmctl-bench-100k", 10_000, 10, 10)
-    # The same 100,000 (token, topic) pairs fcmctl applies, read back from the generated files.
+def sdk_run(args, devices):
+    """One size: fcmctl apply and firebase-admin's subscribe_to_topic, each on its own fresh emulator."""
+    fleet = generate(f"/tmp/fcmctl-bench-sdk-{devices}", devices, 10, 10)
+    # The same (token, topic) pairs fcmctl applies, read back from the generated files.
     import yaml
-    devices, topics = {}, {}
+    tokens, topics = {}, {}
     for name in sorted(os.listdir(fleet)):
         document = yaml.load(open(os.path.join(fleet, name)), Loader=yaml.CSafeLoader)
-        devices.update(document.get("devices", {}))
+        tokens.update(document.get("devices", {}))
         topics.update(document.get("topics", {}))
-    plan = {topic: [d["token"] for d in devices.values() if d["labels"]["site"] == spec["members"]["selector"]["site"]] for topic, spec in topics.items()}
+    plan = {topic: [d["token"] for d in tokens.values() if d["labels"]["site"] == spec["members"]["selector"]["site"]] for topic, spec in topics.items()}
     plan_file = os.path.join(tempfile.mkdtemp(), "plan.json")
     json.dump(plan, open(plan_file, "w"))
     changes = sum(len(v) for v in plan.values())
@@ -126,23 +127,38 @@ def sdk(args):
         state = os.path.join(emulator.directory, "state.json")
         code, output, f_wall, f_cpu = run([FCMCTL, "apply", "--auto-approve", "--verbose", "-f", fleet, "--state", state,
                                            "--parallelism", str(args.parallelism), "--qps", "0"], {"FCM_EMULATOR_HOST": emulator.host})
-        if code != 0:
+        if code != 0 or emulator.stats()["subscriptions"] != changes:
             sys.exit(output)
-        f_apply = figure(r"Applied \d+ subscription changes in ([\d.]+) s", output)
     finally:
         emulator.stop()
     emulator = Emulator("--subscription-qps", "0")
     try:
         code, output, s_wall, s_cpu = run([sys.executable, "-W", "ignore", "-c", SDK_SCRIPT, f"http://{emulator.host}", emulator.account, plan_file], {})
-        if code != 0 or "failures 0" not in output:
+        if code != 0 or "failures 0" not in output or emulator.stats()["subscriptions"] != changes:
             sys.exit(output)
-        held = emulator.stats()["subscriptions"]
     finally:
         emulator.stop()
-    print(f"sdk: {changes} changes each; firebase-admin left {held} subscriptions")
-    print(f"sdk: fcmctl apply      wall {f_wall:6.2f} s (apply phase {f_apply:.2f} s), CPU {f_cpu:6.2f} s = {f_cpu / changes * 1e6:.1f} us/change")
-    print(f"sdk: firebase-admin    wall {s_wall:6.2f} s, CPU {s_cpu:6.2f} s = {s_cpu / changes * 1e6:.1f} us/change")
-    print(f"sdk: ratios (SDK / fcmctl): wall {s_wall / f_wall:.2f}x, CPU {s_cpu / f_cpu:.2f}x (targets: faster, >= 5x less CPU)")
+    return changes, f_wall, f_cpu, s_wall, s_cpu
+
+
+def sdk(args):
+    """fcmctl's whole `apply` process (manifest load, refresh, state writes included) against the SDK's
+    process, at each size, in one run."""
+    print(f"sdk: {'changes':>8} | {'fcmctl wall':>11} {'CPU':>7} {'us/chg':>7} | {'SDK wall':>9} {'CPU':>8} {'us/chg':>7} | {'wall x':>7} {'CPU x':>6}")
+    for size in args.sizes:
+        changes, f_wall, f_cpu, s_wall, s_cpu = sdk_run(args, size // 10)
+        print(f"sdk: {changes:>8} | {f_wall:10.2f}s {f_cpu:6.2f}s {f_cpu / changes * 1e6:7.1f} | {s_wall:8.2f}s {s_cpu:7.2f}s "
+              f"{s_cpu / changes * 1e6:7.1f} | {s_wall / f_wall:6.1f}x {s_cpu / f_cpu:5.1f}x", flush=True)
+    print("sdk: targets: faster wall time and >= 20x less CPU per change at every size (firebase-admin "
+          f"{firebase_admin_version()}, --parallelism {args.parallelism}, no latency, no quota)")
+
+
+def firebase_admin_version():
+    try:
+        from importlib.metadata import version
+        return version("firebase-admin")
+    except Exception:
+        return "?"
 
 
 def refresh(args):
@@ -192,6 +208,8 @@ def main():
     parser.add_argument("--qps", type=float, default=2900)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--compare", help="another fcmctl binary, for `cpu`")
+    parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")], default=[1_000, 20_000, 100_000],
+                        help="changes per `sdk` run, comma-separated (multiples of 10)")
     args = parser.parse_args()
     for name in args.which:
         {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu}[name](args)
