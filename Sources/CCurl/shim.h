@@ -1,6 +1,8 @@
 #ifndef FCMCTL_CCURL_SHIM_H
 #define FCMCTL_CCURL_SHIM_H
 #include <curl/curl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 /* curl_easy_setopt and friends are variadic, which Swift cannot call; these typed wrappers can. */
 typedef size_t (*fcm_curl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
@@ -14,6 +16,46 @@ static inline CURLcode fcm_easy_setopt_callback(CURL *h, CURLoption o, fcm_curl_
 static inline CURLcode fcm_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode fcm_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLMcode fcm_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+/* The multi socket interface: curl says which sockets to watch and when to call it back, so a loop over
+   epoll costs per event, not per transfer in flight. */
+typedef int (*fcm_curl_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp);
+typedef int (*fcm_curl_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
+static inline CURLMcode fcm_multi_setopt_ptr(CURLM *m, CURLMoption o, void *v) { return curl_multi_setopt(m, o, v); }
+static inline CURLMcode fcm_multi_setopt_socket_callback(CURLM *m, fcm_curl_socket_callback f) {
+    return curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, f);
+}
+static inline CURLMcode fcm_multi_setopt_timer_callback(CURLM *m, fcm_curl_timer_callback f) {
+    return curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, f);
+}
+static inline CURLMcode fcm_multi_socket_timeout(CURLM *m, int *running) {
+    return curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT, 0, running);
+}
+
+/* struct epoll_event is packed on x86-64, which Swift cannot lay out: these take and give plain values. */
+static inline int fcm_epoll_update(int epfd, int op, int fd, int in, int out) {
+    struct epoll_event event;
+    event.events = (in ? EPOLLIN : 0) | (out ? EPOLLOUT : 0);
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+/* Waits up to timeout_ms; fills fds and curl's CURL_CSELECT_* flags; returns how many (or -1). */
+static inline int fcm_epoll_wait(int epfd, int *fds, int *flags, int max, int timeout_ms) {
+    struct epoll_event events[256];
+    if (max > 256) max = 256;
+    int n = epoll_wait(epfd, events, max, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        fds[i] = events[i].data.fd;
+        int f = 0;
+        if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) f |= CURL_CSELECT_IN;
+        if (events[i].events & EPOLLOUT) f |= CURL_CSELECT_OUT;
+        if (events[i].events & EPOLLERR) f |= CURL_CSELECT_ERR;
+        flags[i] = f;
+    }
+    return n;
+}
 
 /* Restricting to HTTP(S) keeps a hostile redirect or URL from reaching file:// or other protocols. */
 static inline CURLcode fcm_easy_restrict_http(CURL *h) {

@@ -47,6 +47,9 @@ final class CurlTransfer: @unchecked Sendable {
         _ = fcm_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, 30)
         _ = fcm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // Over TLS FCM speaks HTTP/2: a new transfer waits for a connection that is still being set up
+        // rather than opening its own, so hundreds of requests in flight share a few multiplexed connections.
+        _ = fcm_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
         _ = fcm_easy_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")

@@ -1,9 +1,13 @@
 import CCurl
 import Foundation
 
-/// HTTP over libcurl's multi interface: one worker thread drives every transfer, so hundreds of
+/// HTTP over libcurl's multi socket interface: one worker thread drives every transfer, so hundreds of
 /// requests can be in flight on a few keep-alive (or HTTP/2 multiplexed) connections without a thread
 /// per request. Callers await a continuation that the worker resumes when curl reports completion.
+///
+/// The worker waits in epoll on the sockets curl names and acts on the ones that are ready: with 512
+/// connections open at 50 ms latency, polling them all (curl_multi_poll) for every answer cost more than
+/// the answers themselves.
 package final class CurlTransport: HTTPTransport, @unchecked Sendable {
     package struct Options: Sendable {
         package var connectTimeout: Duration = .seconds(10)
@@ -26,8 +30,13 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
     private var idle: [CurlTransfer] = []
     private var stopping = false
     private var worker: Thread?
-    // Owned by the worker thread only.
+    private let epoll: Int32
+    /// Written to wake the worker when requests are queued or the transport shuts down.
+    private let wakeup: Int32
+    // Owned by the worker thread only (curl calls the socket and timer callbacks from it).
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var watched = Set<Int32>()
+    private var timerDue: ContinuousClock.Instant?
 
     package init(options: Options = Options()) {
         CurlGlobal.initialize()
@@ -36,6 +45,15 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
         self.multi = multi
         _ = fcm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = fcm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.maximumConnectionsPerHost)
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeup = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard epoll >= 0, wakeup >= 0 else { fatalError("epoll_create1 or eventfd failed: \(String(cString: strerror(errno)))") }
+        _ = fcm_epoll_update(epoll, EPOLL_CTL_ADD, wakeup, 1, 0)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = fcm_multi_setopt_socket_callback(multi, curlSocketChanged)
+        _ = fcm_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, me)
+        _ = fcm_multi_setopt_timer_callback(multi, curlTimerChanged)
+        _ = fcm_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
         let thread = Thread { [unowned self] in self.run() }
         thread.name = "fcmctl-curl"
         worker = thread
@@ -44,6 +62,13 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
     deinit {
         curl_multi_cleanup(multi)
+        close(epoll)
+        close(wakeup)
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeup, &one, 8)
     }
 
     /// Stops the worker after failing whatever is still queued; call once when the process is done.
@@ -51,7 +76,7 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
         lock.lock()
         stopping = true
         lock.unlock()
-        curl_multi_wakeup(multi)
+        wake()
         while worker?.isFinished == false { usleep(1000) }
     }
 
@@ -71,13 +96,15 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
             if refused {
                 transfer.finish(.failure(TransportError(url: request.url, message: "the HTTP client was shut down")))
             } else if wake {
-                curl_multi_wakeup(multi)
+                self.wake()
             }
         }
     }
 
     private func run() {
         var running: Int32 = 0
+        var fds = [Int32](repeating: 0, count: 256)
+        var flags = [Int32](repeating: 0, count: 256)
         while true {
             lock.lock()
             let incoming = pending
@@ -96,7 +123,26 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
                 active[transfer.easy] = transfer
                 curl_multi_add_handle(multi, transfer.easy)
             }
-            curl_multi_perform(multi, &running)
+            var timeout: Int32 = 1000
+            if let timerDue {
+                let left = ContinuousClock.now.duration(to: timerDue)
+                timeout =
+                    left <= .zero ? 0 : Int32(min(1000, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+            }
+            let ready = fcm_epoll_wait(epoll, &fds, &flags, Int32(fds.count), timeout)
+            for index in 0..<max(0, Int(ready)) {
+                if fds[index] == wakeup {
+                    var count: UInt64 = 0
+                    _ = read(wakeup, &count, 8)
+                    continue
+                }
+                curl_multi_socket_action(multi, fds[index], flags[index], &running)
+            }
+            if let timerDue, timerDue <= ContinuousClock.now {
+                // One-shot: curl sets the next timeout from inside this call if it needs one.
+                self.timerDue = nil
+                fcm_multi_socket_timeout(multi, &running)
+            }
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
@@ -109,9 +155,43 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
                     lock.unlock()
                 }
             }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }
+
+    /// curl wants `socket` watched for `what` (CURL_POLL_IN, _OUT, _INOUT) or no longer (CURL_POLL_REMOVE).
+    fileprivate func socketChanged(_ socket: Int32, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            _ = fcm_epoll_update(epoll, EPOLL_CTL_DEL, socket, 0, 0)
+            watched.remove(socket)
+            return
+        }
+        let input: Int32 = what == CURL_POLL_IN || what == CURL_POLL_INOUT ? 1 : 0
+        let output: Int32 = what == CURL_POLL_OUT || what == CURL_POLL_INOUT ? 1 : 0
+        // A descriptor number can come back after curl closed it without saying so: ADD and MOD fall back on
+        // each other.
+        let first = watched.contains(socket) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
+        if fcm_epoll_update(epoll, first, socket, input, output) != 0 {
+            _ = fcm_epoll_update(epoll, first == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, socket, input, output)
+        }
+        watched.insert(socket)
+    }
+
+    /// curl wants to be called back in `milliseconds` (-1: never).
+    fileprivate func timerChanged(_ milliseconds: Int) {
+        timerDue = milliseconds < 0 ? nil : ContinuousClock.now + .milliseconds(milliseconds)
+    }
+}
+
+private let curlSocketChanged: fcm_curl_socket_callback = { _, socket, what, userp, _ in
+    guard let userp else { return 0 }
+    Unmanaged<CurlTransport>.fromOpaque(userp).takeUnretainedValue().socketChanged(socket, what)
+    return 0
+}
+
+private let curlTimerChanged: fcm_curl_timer_callback = { _, milliseconds, userp in
+    guard let userp else { return 0 }
+    Unmanaged<CurlTransport>.fromOpaque(userp).takeUnretainedValue().timerChanged(milliseconds)
+    return 0
 }
 
 private enum CurlGlobal {

@@ -9,6 +9,9 @@ package struct FCMHTTPService: FCMService {
     package let endpoints: FCMEndpoints
     package let project: ProjectSettings
 
+    /// Topic names read back from FCM, each stored once.
+    let topicNames = StringTable()
+
     package init(sender: RequestSender, endpoints: FCMEndpoints, project: ProjectSettings) {
         self.sender = sender
         self.endpoints = endpoints
@@ -132,7 +135,7 @@ package struct FCMHTTPService: FCMService {
                 throw FCMServiceError(status: response.status, code: error.code, message: "listing the topics of a registration: \(error.message)")
             }
             let page = try Self.subscriptionPage(response.body)
-            topics.formUnion(page.topics)
+            for topic in page.topics { topics.insert(topicNames.intern(topic)) }
             pageToken = page.next
         } while pageToken != nil
         return .active(topics: topics)

@@ -1,61 +1,148 @@
+import Foundation
+
 /// Paces subscription changes to a project's quota: one limiter per project, shared by every request in
-/// flight. Each caller reserves the next free slot and sleeps once until it (a virtual schedule, as in
-/// GCRA), so hundreds of waiting requests cost one wake-up each rather than polling a bucket. Up to
-/// `burstSeconds` of unused rate may be spent at once. When FCM answers 429 anyway (another client
-/// shares the quota, or the quota is lower than configured) the rate drops by a third, then creeps back
-/// to the configured rate while no 429 is seen.
-package actor RateLimiter {
+/// flight.
+///
+/// Pacing: each caller books the next free slot (a virtual schedule, as in GCRA). Callers whose slot is
+/// ahead wait in one queue that a single sleeper releases, a few milliseconds' worth at a time, so a paced
+/// run costs a wake-up per tick rather than a timer per request. Up to `burstSeconds` of unused rate may be
+/// spent at once.
+///
+/// Adapting: answers are judged in windows of half a second. A window in which more than a tenth of the
+/// paced answers were 429 is a quota wall (another client shares the quota, or it is lower than
+/// configured): the rate drops to 90 % of what FCM accepted in that window. A smaller share is noise that
+/// a retry absorbs (scattered 429s are not a wall): the rate climbs back by 5 % a second, up to the
+/// configured rate. Only the share, never a single 429, moves it.
+package final class RateLimiter: @unchecked Sendable {
     package let configuredRate: Double
-    package private(set) var rate: Double
-    private var nextFree: Double
-    private var lastPenalty: Double = -.infinity
-    private var lastRecovery: Double
     private let clock: any PacingClock
     private let burstSeconds: Double
+    private let lock = NSLock()
+    private var currentRate: Double
+    private var nextFree: Double
+    private var waiters: [Waiter] = []
+    private var firstWaiter = 0
+    private var sleeping = false
+    private var window = Window(start: 0)
+    /// The window after a cut still holds answers to requests booked before it: it is not judged.
+    private var settling = false
+    /// What FCM accepted when the last wall was found: the climb slows near it.
+    private var lastWall: Double?
+
+    struct Waiter {
+        var due: Double
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    struct Window {
+        var start: Double
+        var accepted = 0
+        var refused = 0
+        /// Changes booked: whether the rate was what held the run back.
+        var booked = 0.0
+    }
+
+    /// Answers judged together.
+    static let windowSeconds = 0.5
+    /// A window is judged only with this many answers (or after ten windows' time).
+    static let minimumAnswers = 20
+    /// More than this share of 429s in a window is a quota wall (5 % at random, a flaky day, is well below
+    /// it: with a thousand answers a window that share varies by less than a point).
+    static let wallShare = 0.08
+    /// Waiters due within this much of the sleeper's wake-up leave with it.
+    static let tick = 0.01
 
     /// `perSecond` 0 or less means unlimited.
     package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1) {
         configuredRate = perSecond
-        rate = perSecond
+        currentRate = perSecond
         self.clock = clock
         self.burstSeconds = burstSeconds
         let now = clock.now()
         nextFree = now - burstSeconds
-        lastRecovery = now
+        window = Window(start: now)
     }
+
+    package var rate: Double { lock.withLock { currentRate } }
 
     /// Waits until `cost` changes may be sent.
     package func acquire(_ cost: Double = 1) async throws {
-        let delay = reserve(cost)
-        if delay > 0 { try await clock.sleep(seconds: delay) }
-    }
-
-    /// Books the next slot and returns how long to wait for it.
-    func reserve(_ cost: Double) -> Double {
-        guard configuredRate > 0 else { return 0 }
-        let now = clock.now()
-        recover(now)
-        let start = max(nextFree, now - burstSeconds)
-        nextFree = start + cost / rate
-        return max(0, start - now)
-    }
-
-    /// A 429 arrived: slow down, at most once per second so a burst of 429s from requests already in
-    /// flight counts once.
-    package func penalize() {
         guard configuredRate > 0 else { return }
-        let now = clock.now()
-        guard now - lastPenalty >= 1 else { return }
-        lastPenalty = now
-        rate = max(configuredRate * 0.1, rate * 2 / 3)
-        nextFree = max(nextFree, now)  // no burst right after a refusal
+        let due: Double? = lock.withLock {
+            let now = clock.now()
+            let start = max(nextFree, now - burstSeconds)
+            nextFree = start + cost / currentRate
+            window.booked += cost
+            return start > now ? start : nil
+        }
+        guard let due else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let startSleeper: Bool = lock.withLock {
+                waiters.append(Waiter(due: due, continuation: continuation))
+                defer { sleeping = true }
+                return !sleeping
+            }
+            if startSleeper { Task { await self.releaseWaiters() } }
+        }
     }
 
-    /// Regains 10% of the configured rate per quiet second (none in the second after a penalty).
-    private func recover(_ now: Double) {
-        let elapsed = max(0, now - lastRecovery)
-        lastRecovery = now
-        guard rate < configuredRate, now - lastPenalty > 1 else { return }
-        rate = min(configuredRate, rate + configuredRate * 0.1 * elapsed)
+    /// The one sleeper: wakes at the first waiter's slot and lets go of everyone due by then. Slots are
+    /// booked in order, so the queue is in order of slot too.
+    private func releaseWaiters() async {
+        while true {
+            let next: Double? = lock.withLock {
+                guard firstWaiter < waiters.count else {
+                    waiters.removeAll(keepingCapacity: true)
+                    firstWaiter = 0
+                    sleeping = false
+                    return nil
+                }
+                return waiters[firstWaiter].due
+            }
+            guard let next else { return }
+            let wait = next - clock.now()
+            if wait > 0 { try? await clock.sleep(seconds: wait) }
+            let due: [CheckedContinuation<Void, Never>] = lock.withLock {
+                let horizon = clock.now() + Self.tick
+                var released: [CheckedContinuation<Void, Never>] = []
+                while firstWaiter < waiters.count, waiters[firstWaiter].due <= horizon {
+                    released.append(waiters[firstWaiter].continuation)
+                    firstWaiter += 1
+                }
+                if firstWaiter > 4096, firstWaiter * 2 > waiters.count {
+                    waiters.removeFirst(firstWaiter)
+                    firstWaiter = 0
+                }
+                return released
+            }
+            for continuation in due { continuation.resume() }
+        }
+    }
+
+    /// How FCM answered a paced request: `refused` for a 429.
+    package func record(refused: Bool) {
+        guard configuredRate > 0 else { return }
+        lock.withLock {
+            if refused { window.refused += 1 } else { window.accepted += 1 }
+            let now = clock.now()
+            let elapsed = now - window.start
+            let answers = window.accepted + window.refused
+            guard elapsed >= Self.windowSeconds, answers >= Self.minimumAnswers || elapsed >= 10 * Self.windowSeconds else { return }
+            if settling {
+                settling = false
+            } else if Double(window.refused) > Self.wallShare * Double(answers) {
+                let accepted = Double(window.accepted) / elapsed
+                lastWall = accepted
+                currentRate = max(min(configuredRate, 1), min(currentRate, accepted) * 0.9)
+                nextFree = max(nextFree, now)  // no burst right after a wall
+                settling = true
+            } else if currentRate < configuredRate, window.booked >= 0.9 * currentRate * elapsed {
+                // Climb only while the rate is what holds the run back (a rate nobody uses proves nothing),
+                // 5 % a second, and 1 % once within 5 % of the last wall.
+                let step = lastWall.map { currentRate >= 0.95 * $0 } == true ? 0.01 : 0.05
+                currentRate = min(configuredRate, currentRate * (1 + step * elapsed))
+            }
+            window = Window(start: now)
+        }
     }
 }

@@ -102,7 +102,7 @@ package struct RequestSender: Sendable {
             // does not use up the attempts (only the total time bounds it), so a run started with --qps far above
             // the quota converges below it instead of failing requests.
             let quotaRefusal = response.status == 429 && pacedCost != nil && limiter != nil
-            if quotaRefusal { await limiter?.penalize() }
+            if pacedCost != nil, let limiter { limiter.record(refused: response.status == 429) }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
             switch policy.decide(
                 status: response.status, retryAfter: response.headers["retry-after"],

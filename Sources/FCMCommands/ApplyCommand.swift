@@ -249,10 +249,12 @@ struct ApplyCommand: AsyncParsableCommand {
             }
         }
         // The order apply uses: every addition, then the removals.
-        let batches = Applier.batches(computed.plan.topics, size: service.topicBatchSize)
-        for batch in batches.filter({ $0.action == .subscribe }) + batches.filter({ $0.action == .unsubscribe }) {
-            for request in service.previewBatch(topic: batch.topic, action: batch.action, batch.registrations) {
-                console.out("  \(RequestPreviewText(redactor: redactor).line(request))")
+        let size = service.topicBatchSize
+        for action in [SubscriptionChange.Action.subscribe, .unsubscribe] {
+            for batch in Applier.batches(computed.plan.topics, action, size: size) {
+                for request in service.previewBatch(topic: batch.topic, action: batch.action, Array(batch.registrations)) {
+                    console.out("  \(RequestPreviewText(redactor: redactor).line(request))")
+                }
             }
         }
     }

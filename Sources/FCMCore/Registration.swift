@@ -1,18 +1,30 @@
+import Foundation
+
 /// An app registration as FCM knows it: a legacy FCM token or a Firebase Installation ID (FID).
 /// Two kinds exist because FCM is moving from tokens to FIDs (wire reference §0.4).
+///
+/// A registration is an interned handle: each distinct one is stored once per process (`RegistrationTable`)
+/// and every set, plan, ledger and outcome holds a one-word reference to it. At a million subscriptions
+/// that is what keeps memory flat (a 150-byte token was copied into each structure that named it) and
+/// makes hashing and equality one word instead of the whole token.
 package struct Registration: Hashable, Comparable, Sendable, CustomStringConvertible {
     package enum Kind: String, Sendable, Codable {
         case token
         case fid
     }
 
-    package let value: String
-    package let kind: Kind
+    private let entry: RegistrationTable.Entry
+
+    package var value: String { entry.value }
+    package var kind: Kind { entry.kind }
 
     package init(value: String, kind: Kind) {
-        self.value = value
-        self.kind = kind
+        entry = RegistrationTable.shared.intern(value, kind)
     }
+
+    package static func == (lhs: Registration, rhs: Registration) -> Bool { lhs.entry === rhs.entry }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(entry)) }
 
     /// Infers the kind from the shape: FIDs are 22 base64url characters whose first is c, d, e or f
     /// (firebase-js-sdk `VALID_FID_PATTERN`, wire reference §7); anything else is treated as a token.
@@ -41,7 +53,7 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
 
     package static let maximumLength = 4096
 
-    package static func < (lhs: Registration, rhs: Registration) -> Bool { lhs.value < rhs.value }
+    package static func < (lhs: Registration, rhs: Registration) -> Bool { lhs.entry !== rhs.entry && lhs.value < rhs.value }
 
     package var description: String { value }
 
@@ -71,4 +83,41 @@ package struct Redactor: Sendable {
         if characters.count <= 12 { return String(characters.prefix(4)) + "…" }
         return String(characters.prefix(6)) + "…" + String(characters.suffix(4))
     }
+}
+
+/// The process's registrations, each stored once. Entries live as long as the process: a command reads a
+/// fleet once, and a handle must stay valid for as long as any value holds it.
+package final class RegistrationTable: @unchecked Sendable {
+    package final class Entry: Sendable {
+        let value: String
+        let kind: Registration.Kind
+
+        init(value: String, kind: Registration.Kind) {
+            self.value = value
+            self.kind = kind
+        }
+    }
+
+    struct Key: Hashable {
+        let value: String
+        let kind: Registration.Kind
+    }
+
+    package static let shared = RegistrationTable()
+
+    private let lock = NSLock()
+    private var entries: [Key: Entry] = [:]
+
+    func intern(_ value: String, _ kind: Registration.Kind) -> Entry {
+        let key = Key(value: value, kind: kind)
+        lock.lock()
+        defer { lock.unlock() }
+        if let entry = entries[key] { return entry }
+        let entry = Entry(value: value, kind: kind)
+        entries[key] = entry
+        return entry
+    }
+
+    /// How many distinct registrations this process has seen.
+    package var count: Int { lock.withLock { entries.count } }
 }

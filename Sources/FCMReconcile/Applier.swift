@@ -67,18 +67,20 @@ package struct Applier: Sendable {
         }
         // Every addition before any removal, and no removal for a registration whose addition failed: a
         // topic renamed or a device moved never ends up with neither, whatever fails.
-        let batches = Self.batches(plan.topics, size: service.topicBatchSize)
-        let additions = batches.filter { $0.action == .subscribe }
-        await applyBatches(additions, run: run)
-        var removals: [SubscriptionBatch] = []
-        for batch in batches where batch.action == .unsubscribe {
-            var kept = batch
-            kept.registrations = batch.registrations.filter { !run.failedAdditions.contains($0) }
-            let held = batch.registrations.filter { run.failedAdditions.contains($0) }
-            run.notAttempted("topic/\(batch.topic)", "unsubscribe", held, reason: "kept because a new subscription of the same registration failed")
-            if !kept.registrations.isEmpty { removals.append(kept) }
+        let size = service.topicBatchSize
+        await applyBatches(Self.batches(plan.topics, .subscribe, size: size), run: run)
+        var removals: [SubscriptionBatches.List] = []
+        for topic in plan.topics where !topic.removed.isEmpty {
+            guard !run.failedAdditions.isEmpty else {
+                removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: topic.removed))
+                continue
+            }
+            let kept = topic.removed.filter { !run.failedAdditions.contains($0) }
+            let held = topic.removed.filter { run.failedAdditions.contains($0) }
+            run.notAttempted(topic.address, "unsubscribe", held, reason: "kept because a new subscription of the same registration failed")
+            if !kept.isEmpty { removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: kept)) }
         }
-        await applyBatches(removals, run: run)
+        await applyBatches(SubscriptionBatches(removals, size: size), run: run)
         return (run.report, run.ledger)
     }
 
@@ -206,31 +208,13 @@ package struct Applier: Sendable {
         return gone
     }
 
-    /// Registrations of one topic and one action, sent in one request where the API allows.
-    package struct SubscriptionBatch: Sendable, Hashable {
-        package var topic: String
-        package var action: SubscriptionChange.Action
-        package var registrations: [Registration]
-
-        func event(_ registration: Registration) -> LedgerEvent {
-            action == .subscribe
-                ? .subscribed(topic: topic, registration: registration) : .unsubscribed(topic: topic, registration: registration)
-        }
-    }
-
-    package static func batches(_ topics: [TopicChange], size: Int) -> [SubscriptionBatch] {
-        var batches: [SubscriptionBatch] = []
-        for topic in topics {
-            for (action, members) in [(SubscriptionChange.Action.subscribe, topic.added), (.unsubscribe, topic.removed)] {
-                var start = 0
-                while start < members.count {
-                    let end = min(start + max(1, size), members.count)
-                    batches.append(SubscriptionBatch(topic: topic.name, action: action, registrations: Array(members[start..<end])))
-                    start = end
-                }
-            }
-        }
-        return batches
+    /// Every addition (or every removal) of `topics`, in batches of `size`: what apply and its dry run send.
+    package static func batches(_ topics: [TopicChange], _ action: SubscriptionChange.Action, size: Int) -> SubscriptionBatches {
+        SubscriptionBatches(
+            topics.compactMap { topic in
+                let members = action == .subscribe ? topic.added : topic.removed
+                return members.isEmpty ? nil : SubscriptionBatches.List(topic: topic.name, action: action, registrations: members)
+            }, size: size)
     }
 
     typealias BatchResult = Result<[Registration: SubscriptionOutcome], any Error>
@@ -240,18 +224,17 @@ package struct Applier: Sendable {
         var result: BatchResult
     }
 
-    func applyBatches(_ batches: [SubscriptionBatch], run: Run) async {
+    func applyBatches(_ batches: SubscriptionBatches, run: Run) async {
         guard !batches.isEmpty else {
             if !run.completions.isEmpty { _ = await run.journal([]) }
             return
         }
         guard run.report.stopped == nil else {
-            for batch in batches {
-                run.notAttempted("topic/\(batch.topic)", batch.action.rawValue, batch.registrations, reason: run.report.stopped ?? "")
-            }
+            notAttempted(batches, from: 0, run: run)
             return
         }
-        var firstID = [Int](repeating: 0, count: batches.count)
+        // Intents are numbered in batch order, so a batch's first id is computed, not stored per batch.
+        let firstIDBase = run.nextID
         var intentsUpTo = 0
         var next = 0
         var inFlight = 0
@@ -266,7 +249,6 @@ package struct Applier: Sendable {
                         var operations = 0
                         while intentsUpTo < batches.count, operations < window {
                             let batch = batches[intentsUpTo]
-                            firstID[intentsUpTo] = run.nextID
                             for registration in batch.registrations {
                                 entries.append(.intent(id: run.nextID, batch.event(registration)))
                                 run.nextID += 1
@@ -280,7 +262,7 @@ package struct Applier: Sendable {
                     let batch = batches[index]
                     group.addTask {
                         do {
-                            let outcomes = try await service.performBatch(topic: batch.topic, action: batch.action, batch.registrations)
+                            let outcomes = try await service.performBatch(topic: batch.topic, action: batch.action, Array(batch.registrations))
                             return BatchAnswer(index: index, result: .success(outcomes))
                         } catch {
                             return BatchAnswer(index: index, result: .failure(error))
@@ -291,24 +273,30 @@ package struct Applier: Sendable {
                 }
                 guard let answer = await group.next() else { break }
                 inFlight -= 1
-                record(batches[answer.index], firstID: firstID[answer.index], result: answer.result, run: run)
+                record(batches[answer.index], firstID: firstIDBase + batches.firstOperation(of: answer.index), result: answer.result, run: run)
                 // Completions ride along with the next window of intents; on their own only when they pile up.
                 if run.completions.count >= window { _ = await run.journal([]) }
             }
         }
         if !run.completions.isEmpty { _ = await run.journal([]) }
-        for batch in batches[next...] {
-            run.notAttempted("topic/\(batch.topic)", batch.action.rawValue, batch.registrations, reason: run.report.stopped ?? "the run stopped")
+        notAttempted(batches, from: next, run: run)
+    }
+
+    /// What was never sent, one outcome per topic rather than per batch.
+    func notAttempted(_ batches: SubscriptionBatches, from index: Int, run: Run) {
+        for part in batches.remaining(from: index) {
+            run.notAttempted(
+                part.address, part.action.rawValue, Array(part.registrations), reason: run.report.stopped ?? "the run stopped")
         }
     }
 
     func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: Run) {
         progress?(batch.registrations.count)
-        let address = "topic/\(batch.topic)"
+        let address = batch.address
         let outcomes: [Registration: SubscriptionOutcome]
         switch result {
         case .failure(let error):
-            run.failed(address, batch.action.rawValue, batch.registrations, error)
+            run.failed(address, batch.action.rawValue, Array(batch.registrations), error)
             if batch.action == .subscribe { run.failedAdditions.formUnion(batch.registrations) }
             return
         case .success(let answers):

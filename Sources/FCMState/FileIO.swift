@@ -18,10 +18,12 @@ enum FileIO {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StateError("\(path): cannot read the \(what): \(errnoText())") }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw StateError("\(path): the \(what) path is a directory") }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        // Room for the size fstat gave plus a little: a file that grows meanwhile costs another read, not a
+        // doubling of a buffer the size of a fleet's journal.
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 4096)
         var offset = 0
         while true {
-            if offset == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: 65536)) }
+            if offset == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: max(65536, bytes.count / 8))) }
             let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -32,6 +34,40 @@ enum FileIO {
         }
         bytes.removeLast(bytes.count - offset)
         return bytes
+    }
+
+    /// Calls `body` with each line of the file (without its newline), reading a megabyte at a time, so a
+    /// journal of a million operations is scanned without being held. A missing file has no lines.
+    static func forEachLine(_ path: String, what: String, _ body: (ArraySlice<UInt8>) throws -> Void) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            throw StateError("\(path): cannot read the \(what): \(errnoText()); check the permissions of the file and its directory")
+        }
+        defer { close(fd) }
+        var carry: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StateError("\(path): cannot read the \(what): \(errnoText())")
+            }
+            if count == 0 { break }
+            var start = 0
+            for index in 0..<count where chunk[index] == UInt8(ascii: "\n") {
+                if carry.isEmpty {
+                    try body(chunk[start..<index])
+                } else {
+                    carry += chunk[start..<index]
+                    try body(carry[...])
+                    carry.removeAll(keepingCapacity: true)
+                }
+                start = index + 1
+            }
+            carry += chunk[start..<count]
+        }
+        if !carry.isEmpty { try body(carry[...]) }
     }
 
     /// ENOENT from a directory we may not search looks like "no state": it is not, so it is reported.

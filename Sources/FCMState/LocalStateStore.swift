@@ -68,8 +68,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
     // MARK: Writing
 
     package func storedVersion() async throws -> StateVersion? {
-        try FileIO.readIfPresent(path, what: "state").map { try StateFileFormat.decode($0, source: path) }
-            .map { StateVersion(lineage: $0.ledger.lineage, serial: $0.ledger.serial) }
+        try FileIO.readIfPresent(path, what: "state").map { try StateFileFormat.version(of: $0, source: path) }
     }
 
     package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion {
@@ -89,8 +88,14 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
                     "\(path): refusing serial \(ledger.serial), which is not newer than the stored \(expected.serial); pass --force to do so")
             }
         }
-        let journal = try FileIO.readIfPresent(journalPath, what: "state journal")
-        let merged = journal.map(StateAssembly.runs) ?? []
+        // Only the run headers are needed: the journal is scanned, not held (at a million operations it is
+        // several times the size of the state).
+        var merged = Set<String>()
+        var journal = false
+        try FileIO.forEachLine(journalPath, what: "state journal") { line in
+            journal = true
+            StateAssembly.addRun(line, to: &merged)
+        }
         try FileIO.replaceAtomically(path, with: StateFileFormat.encode(ledger, mergedRuns: merged), what: "state")
         var record = JSONWriter()
         record.raw("{\"lineage\":")
@@ -100,7 +105,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         record.raw("}\n")
         try FileIO.replaceAtomically(serialPath, with: record.bytes, what: "state serial record")
         // The state now holds everything the journal did (and names its runs, in case this unlink is lost).
-        if journal != nil, unlink(journalPath) != 0, errno != ENOENT {
+        if journal, unlink(journalPath) != 0, errno != ENOENT {
             warn("\(journalPath): could not remove the merged journal: \(FileIO.errnoText()); it will be skipped when read")
         }
         return StateVersion(lineage: ledger.lineage, serial: ledger.serial)

@@ -69,9 +69,19 @@ package enum StateAssembly {
     /// The runs a journal holds: a write that folds it in records them in the state.
     package static func runs(in journal: [UInt8]) -> Set<String> {
         var runs = Set<String>()
-        for (_, line) in lines(journal).0 where line.starts(with: Array("{\"run\":".utf8)) {
-            if case .run(let header)? = try? JournalFormat.decodeLine(line) { runs.insert(header.run) }
+        var start = 0
+        for index in journal.indices where journal[index] == UInt8(ascii: "\n") {
+            addRun(journal[start..<index], to: &runs)
+            start = index + 1
         }
+        addRun(journal[start...], to: &runs)
         return runs
     }
+
+    static func addRun(_ line: ArraySlice<UInt8>, to runs: inout Set<String>) {
+        guard line.starts(with: runHeaderPrefix), case .run(let header)? = try? JournalFormat.decodeLine(line) else { return }
+        runs.insert(header.run)
+    }
+
+    static let runHeaderPrefix = Array("{\"run\":".utf8)
 }

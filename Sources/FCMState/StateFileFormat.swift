@@ -142,6 +142,45 @@ package enum StateFileFormat {
         return applied
     }
 
+    /// Lineage and serial, read from the head of a state this encoder wrote (without building the whole
+    /// ledger a second time beside the one about to be written); any other layout is decoded in full.
+    package static func version(of bytes: [UInt8], source: String) throws -> StateVersion {
+        if let head = headVersion(bytes) { return head }
+        let decoded = try decode(bytes, source: source)
+        return StateVersion(lineage: decoded.ledger.lineage, serial: decoded.ledger.serial)
+    }
+
+    static func headVersion(_ bytes: [UInt8]) -> StateVersion? {
+        var index = 0
+        func expect(_ text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard index + count <= bytes.count else { return false }
+            for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { return false }
+            index += count
+            return true
+        }
+        func digits() -> Int? {
+            var value = 0
+            let first = index
+            while index < bytes.count, index - first < 18, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+            return index > first ? value : nil
+        }
+        guard expect("{\n\"version\": "), let version = digits(), version == currentVersion, expect(",\n\"lineage\": \"") else { return nil }
+        let lineageStart = index
+        // Lineages are hex: anything needing an escape is left to the full decoder.
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), index - lineageStart < 256 { index += 1 }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), index > lineageStart else { return nil }
+        let lineage = String(decoding: bytes[lineageStart..<index], as: UTF8.self)
+        index += 1
+        guard expect(",\n\"serial\": "), let serial = digits(), index < bytes.count,
+            bytes[index] == UInt8(ascii: ",") || bytes[index] == UInt8(ascii: "\n")
+        else { return nil }
+        return StateVersion(lineage: lineage, serial: serial)
+    }
+
     /// `source` names the file in errors.
     package static func decode(_ bytes: some Collection<UInt8>, source: String) throws -> Decoded {
         let document: JSONValue

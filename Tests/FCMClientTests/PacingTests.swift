@@ -19,19 +19,68 @@ import Testing
         #expect(abs(clock.now() - 3.9) < 0.001, "the fifth batch of 1000 at 1000/s leaves at 3.9 s")
     }
 
-    @Test func penaltiesSlowDownOncePerSecondAndRecover() async throws {
+    /// Answers at `perSecond` for `seconds`, every `refusedEvery`-th a 429 (0: none).
+    func answer(_ limiter: RateLimiter, _ clock: ManualPacingClock, perSecond: Int, seconds: Double, refusedEvery: Int) {
+        let count = Int(Double(perSecond) * seconds)
+        for index in 1...count {
+            clock.advance(1 / Double(perSecond))
+            limiter.record(refused: refusedEvery > 0 && index % refusedEvery == 0)
+        }
+    }
+
+    @Test func aQuotaWallDropsTheRateBelowWhatWasAccepted() async throws {
         let clock = ManualPacingClock()
-        let limiter = RateLimiter(perSecond: 300, clock: clock)
-        await limiter.penalize()
-        await limiter.penalize()
-        #expect(await limiter.rate == 200, "a burst of 429s counts once")
-        clock.advance(1.5)
-        await limiter.penalize()
-        // A new penalty takes a third of the current rate; the quiet time before it earns nothing back.
-        #expect(abs(await limiter.rate - 200 * 2 / 3) < 0.001)
-        clock.advance(20)
-        try await limiter.acquire()
-        #expect(await limiter.rate == 300, "back to the configured rate after quiet seconds")
+        let limiter = RateLimiter(perSecond: 100_000, clock: clock)
+        // 5,000 answers a second, two in five refused: FCM accepted 3,000/s.
+        answer(limiter, clock, perSecond: 5000, seconds: 0.6, refusedEvery: 0)
+        #expect(limiter.rate == 100_000, "no refusal, no change")
+        for _ in 0..<4 {
+            for index in 1...3000 {
+                clock.advance(1 / 5000.0)
+                limiter.record(refused: index % 5 < 2)
+            }
+        }
+        #expect(limiter.rate < 3000 && limiter.rate > 2500, "90 % of the accepted 3,000/s, not a fixed fraction of 100,000: \(limiter.rate)")
+    }
+
+    @Test func scatteredRefusalsAreNotAWall() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 2500, clock: clock)
+        // One answer in twenty refused at random places, for a minute: the rate never moves.
+        answer(limiter, clock, perSecond: 2500, seconds: 60, refusedEvery: 20)
+        #expect(limiter.rate == 2500)
+    }
+
+    @Test func theRateClimbsBackAfterAWallWhileItIsUsed() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 1000, clock: clock)
+        answer(limiter, clock, perSecond: 1000, seconds: 1, refusedEvery: 2)
+        let cut = limiter.rate
+        #expect(cut <= 450.001, "half refused: at most 90 % of the accepted 500/s, got \(cut)")
+        answer(limiter, clock, perSecond: 400, seconds: 5, refusedEvery: 0)
+        #expect(limiter.rate == cut, "answers nobody booked through the limiter say nothing about its rate")
+        // Requests paced by the limiter itself (the clock moves as they wait): the rate is what holds them back.
+        for _ in 0..<2500 {
+            try await limiter.acquire()
+            limiter.record(refused: false)
+        }
+        #expect(limiter.rate > cut * 1.04, "climbing while used and nothing is refused: \(limiter.rate)")
+        for _ in 0..<40000 {
+            try await limiter.acquire()
+            limiter.record(refused: false)
+        }
+        #expect(limiter.rate > 800 && limiter.rate <= 1000, "back near, never above, the configured rate: \(limiter.rate)")
+    }
+
+    @Test func manyWaitersShareOneSleeper() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 1000, clock: clock, burstSeconds: 0)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<400 { group.addTask { try? await limiter.acquire() } }
+        }
+        // 400 slots over 0.4 s released a tick (10 ms) at a time: about forty sleeps, not four hundred.
+        #expect(clock.sleeps.count <= 100, "\(clock.sleeps.count) sleeps")
+        #expect(abs(clock.now() - 0.399) < 0.01, "the last slot is at 0.399 s, at \(clock.now())")
     }
 
     @Test func zeroMeansUnpaced() async throws {

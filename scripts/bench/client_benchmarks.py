@@ -6,6 +6,9 @@
   sdk      1,000, 20,000 and 100,000 changes (--sizes), no latency, no quota, side by side with the official
            firebase-admin Python SDK's subscribe_to_topic: wall-clock and CPU time of each client process.
   refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency.
+  wall     the same changes with --qps 100000 against the 3,000/s quota (50 ms): failed operations, share of 429s.
+  scattered  5 % 429 and 10 % 503 at random, 20 ms latency, --qps 2500: changes per second.
+  paced    CPU of the same apply paced at --qps 2900 against unpaced, no latency, no quota.
   cpu      fcmctl's CPU per change for the same 100,000 changes (no latency, no quota), best of --runs, for
            this build and, with --compare OTHER_FCMCTL, another build alternating in the same run (a
            before/after of a change: build the older commit into its own folder first).
@@ -87,6 +90,46 @@ def quota(args):
     print(f"quota: {requests} create requests, {refused} answered 429 = {refused / max(requests, 1) * 100:.2f}% (target < 1%)")
     print(f"quota: whole run {wall:.2f} s wall (including the refresh of 10,000 registrations), fcmctl CPU {cpu:.2f} s")
     print(f"quota: settings --parallelism {args.parallelism} --qps {args.qps}")
+
+
+def apply_phase(args, emulator_flags, qps, name):
+    """The 100,000 changes through `fcmctl apply --qps QPS` against an emulator started with the flags."""
+    fleet = generate("/tmp/fcmctl-bench-100k", 10_000, 10, 10)
+    emulator = Emulator(*emulator_flags)
+    try:
+        state = os.path.join(emulator.directory, "state.json")
+        code, output, wall, cpu = run([FCMCTL, "apply", "--auto-approve", "--verbose", "-f", fleet, "--state", state,
+                                       "--parallelism", str(args.parallelism), "--qps", str(qps)], {"FCM_EMULATOR_HOST": emulator.host})
+        statuses = emulator.stats()["endpoints"].get("topics.create", {}).get("by_status", {})
+        held = emulator.stats()["subscriptions"]
+    finally:
+        emulator.stop()
+    seconds = figure(r"Applied \d+ subscription changes in ([\d.]+) s", output)
+    failed = figure(r"(\d+) failed", output)
+    requests = sum(statuses.values())
+    refused = statuses.get("429", 0)
+    print(f"{name}: exit {code}; {held} subscriptions held; {failed:.0f} failed operations; apply phase {seconds:.2f} s = "
+          f"{100_000 / seconds:.0f} changes/s; {requests} create requests, {refused} answered 429 = {refused / max(requests, 1) * 100:.2f}%, "
+          f"503: {statuses.get('503', 0)}; whole run {wall:.2f} s wall, fcmctl CPU {cpu:.2f} s = {cpu / 100_000 * 1e6:.1f} us/change")
+    return cpu
+
+
+def wall(args):
+    """--qps far above the emulator's 3,000/s quota (50 ms latency): the limiter must find the wall."""
+    apply_phase(args, ["--latency", "50ms"], 100_000, "wall (--qps 100000, quota 3000/s; targets: exit 0, 0 failed, < 5% 429)")
+
+
+def scattered(args):
+    """5 % of requests answered 429 and 10 % 503 at random, 20 ms latency, --qps 2500."""
+    apply_phase(args, ["--latency", "20ms", "--error-rate", "503=0.10,429=0.05"], 2500,
+                "scattered (--qps 2500, 429=5%, 503=10%, 20 ms; target >= 1,500 changes/s)")
+
+
+def paced(args):
+    """CPU per change of a paced apply against the unpaced one (no latency, no quota)."""
+    unpaced = apply_phase(args, ["--subscription-qps", "0"], 0, "paced (--qps 0)")
+    paced_cpu = apply_phase(args, ["--subscription-qps", "0"], 2900, "paced (--qps 2900)")
+    print(f"paced: the paced apply uses {(paced_cpu / unpaced - 1) * 100:+.1f}% CPU against the unpaced one (target: no more)")
 
 
 SDK_SCRIPT = """
@@ -212,7 +255,7 @@ def main():
                         help="changes per `sdk` run, comma-separated (multiples of 10)")
     args = parser.parse_args()
     for name in args.which:
-        {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu}[name](args)
+        {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu, "wall": wall, "scattered": scattered, "paced": paced}[name](args)
 
 
 if __name__ == "__main__":
