@@ -9,8 +9,9 @@ package struct FCMHTTPService: FCMService {
     package let endpoints: FCMEndpoints
     package let project: ProjectSettings
 
-    /// Topic names read back from FCM, each stored once.
-    let topicNames = StringTable()
+    /// Topic names and sets of topics read back from FCM, each stored once.
+    let topicNames = InternTable<String>()
+    let topicSets = InternTable<Set<String>>()
 
     package init(sender: RequestSender, endpoints: FCMEndpoints, project: ProjectSettings) {
         self.sender = sender
@@ -138,7 +139,7 @@ package struct FCMHTTPService: FCMService {
             for topic in page.topics { topics.insert(topicNames.intern(topic)) }
             pageToken = page.next
         } while pageToken != nil
-        return .active(topics: topics)
+        return .active(topics: topicSets.intern(topics))
     }
 
     /// Field casing is [UNCERTAIN] (wire reference §1B): snake_case in Firebase's docs, lowerCamelCase in

@@ -22,7 +22,7 @@ struct IIDTopics {
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         // `rel` is omitted when the registration has no topics.
         let topics = ((object["rel"] as? [String: Any])?["topics"] as? [String: Any])?.keys ?? [String: Any]().keys
-        return .active(topics: Set(topics))
+        return .active(topics: service.topicSets.intern(Set(topics.map { service.topicNames.intern($0) })))
     }
 
     func request(topic: String, action: SubscriptionChange.Action, _ tokens: [String]) -> HTTPRequest {

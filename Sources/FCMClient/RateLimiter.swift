@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// Paces subscription changes to a project's quota: one limiter per project, shared by every request in
@@ -20,19 +21,12 @@ package final class RateLimiter: @unchecked Sendable {
     private let lock = NSLock()
     private var currentRate: Double
     private var nextFree: Double
-    private var waiters: [Waiter] = []
-    private var firstWaiter = 0
-    private var sleeping = false
+    private let queue: WakeQueue
     private var window = Window(start: 0)
     /// The window after a cut still holds answers to requests booked before it: it is not judged.
     private var settling = false
     /// What FCM accepted when the last wall was found: the climb slows near it.
     private var lastWall: Double?
-
-    struct Waiter {
-        var due: Double
-        var continuation: CheckedContinuation<Void, Never>
-    }
 
     struct Window {
         var start: Double
@@ -61,6 +55,7 @@ package final class RateLimiter: @unchecked Sendable {
         let now = clock.now()
         nextFree = now - burstSeconds
         window = Window(start: now)
+        queue = WakeQueue(tick: Self.tick, now: { clock.now() }, sleep: { try? await clock.sleep(seconds: $0) })
     }
 
     package var rate: Double { lock.withLock { currentRate } }
@@ -76,47 +71,7 @@ package final class RateLimiter: @unchecked Sendable {
             return start > now ? start : nil
         }
         guard let due else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let startSleeper: Bool = lock.withLock {
-                waiters.append(Waiter(due: due, continuation: continuation))
-                defer { sleeping = true }
-                return !sleeping
-            }
-            if startSleeper { Task { await self.releaseWaiters() } }
-        }
-    }
-
-    /// The one sleeper: wakes at the first waiter's slot and lets go of everyone due by then. Slots are
-    /// booked in order, so the queue is in order of slot too.
-    private func releaseWaiters() async {
-        while true {
-            let next: Double? = lock.withLock {
-                guard firstWaiter < waiters.count else {
-                    waiters.removeAll(keepingCapacity: true)
-                    firstWaiter = 0
-                    sleeping = false
-                    return nil
-                }
-                return waiters[firstWaiter].due
-            }
-            guard let next else { return }
-            let wait = next - clock.now()
-            if wait > 0 { try? await clock.sleep(seconds: wait) }
-            let due: [CheckedContinuation<Void, Never>] = lock.withLock {
-                let horizon = clock.now() + Self.tick
-                var released: [CheckedContinuation<Void, Never>] = []
-                while firstWaiter < waiters.count, waiters[firstWaiter].due <= horizon {
-                    released.append(waiters[firstWaiter].continuation)
-                    firstWaiter += 1
-                }
-                if firstWaiter > 4096, firstWaiter * 2 > waiters.count {
-                    waiters.removeFirst(firstWaiter)
-                    firstWaiter = 0
-                }
-                return released
-            }
-            for continuation in due { continuation.resume() }
-        }
+        await queue.wait(until: due)
     }
 
     /// How FCM answered a paced request: `refused` for a 429.

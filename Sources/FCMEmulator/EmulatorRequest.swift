@@ -12,20 +12,51 @@ struct EmulatorRequest: Sendable {
     init(method: String, rawPath: String, rawQuery: String?, headers: [String: String], body: Data) {
         self.method = method
         self.path = rawPath
-        self.segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map { Self.decode(String($0)) }
+        // Split on bytes: splitting a String by Character runs grapheme breaking over every registration.
+        self.segments = rawPath.utf8.split(separator: UInt8(ascii: "/")).map { Self.decode($0) }
         var query: [String: String] = [:]
-        for item in (rawQuery ?? "").split(separator: "&") {
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            query[Self.decode(String(parts[0]))] = parts.count > 1 ? Self.decode(String(parts[1])) : ""
+        for item in (rawQuery ?? "").utf8.split(separator: UInt8(ascii: "&")) {
+            let parts = item.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            query[Self.decode(parts[0])] = parts.count > 1 ? Self.decode(parts[1]) : ""
         }
         self.query = query
         self.headers = headers
         self.body = body
     }
 
-    static func decode(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
-        return text.removingPercentEncoding ?? text
+    static func decode(_ text: String) -> String { decode(Substring(text).utf8) }
+
+    /// Percent-decodes bytes; text with a malformed escape, or whose result is not UTF-8, is kept as written.
+    static func decode(_ bytes: Substring.UTF8View) -> String {
+        guard bytes.contains(UInt8(ascii: "%")) else { return String(Substring(bytes)) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), let high = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex), high < bytes.endIndex,
+                let low = bytes.index(high, offsetBy: 1, limitedBy: bytes.endIndex), low < bytes.endIndex,
+                let value = hexValue(bytes[high]).flatMap({ h in hexValue(bytes[low]).map { h << 4 | $0 } })
+            {
+                out.append(value)
+                index = bytes.index(after: low)
+            } else if byte == UInt8(ascii: "%") {
+                return String(Substring(bytes))  // as Foundation's removingPercentEncoding: all or nothing
+            } else {
+                out.append(byte)
+                index = bytes.index(after: index)
+            }
+        }
+        return String(validating: out, as: UTF8.self) ?? String(Substring(bytes))
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// gRPC transcoding accepts both spellings of a query parameter; so do the SDKs' callers (wire reference §0.2).

@@ -59,8 +59,10 @@ actor EmulatorStore {
     // MARK: Registrations
 
     static func isWellFormed(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 4096
-            && !id.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 }
+        guard !id.isEmpty, id.utf8.count <= 4096 else { return false }
+        // Tokens and FIDs are ASCII: checked on bytes; anything else by Unicode's whitespace property.
+        if id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return true }
+        return !id.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 }
     }
 
     static func kind(of id: String) -> String {

@@ -39,13 +39,16 @@ actor RequestRecorder {
         }
     }
 
+    /// `entry.path` is the raw path: it is redacted here, and only if the entry is kept or written (the
+    /// redaction cost more than the answer it records when the log is off).
     func record(_ entry: Entry) {
         counts[entry.endpoint, default: [:]][entry.status, default: 0] += 1
-        if entries.count >= limit {
-            dropped += 1
-        } else {
-            entries.append(entry)
-        }
+        let kept = entries.count < limit
+        if !kept { dropped += 1 }
+        guard kept || file != nil else { return }
+        var entry = entry
+        entry.path = Self.redact(entry.path)
+        if kept { entries.append(entry) }
         if let file, let data = try? JSONSerialization.data(withJSONObject: entry.json, options: [.sortedKeys, .withoutEscapingSlashes]) {
             file.write(data + Data("\n".utf8))
         }

@@ -247,7 +247,7 @@ def cpu(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("which", nargs="*", default=["quota", "sdk", "refresh"])
-    parser.add_argument("--parallelism", type=int, default=256)
+    parser.add_argument("--parallelism", type=int, default=512)
     parser.add_argument("--qps", type=float, default=2900)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--compare", help="another fcmctl binary, for `cpu`")

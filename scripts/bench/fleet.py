@@ -37,7 +37,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", type=int, default=100_000)
     parser.add_argument("--groups", type=int, default=20_000)
-    parser.add_argument("--parallelism", type=int, default=256)
+    parser.add_argument("--parallelism", type=int, default=512)
     parser.add_argument("--fleet", help="reuse (or keep) the generated fleet in this folder")
     parser.add_argument("--binary", default=os.path.join(BUILD, "fcmctl"), help="the fcmctl to measure (another build, for a before/after)")
     args = parser.parse_args()
