@@ -21,6 +21,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// A handle is reused for request after request (`prepare` resets it): creating one per request cost a
     /// handful of large allocations each time, the biggest item of the client's CPU profile.
+    private var configured = false
+
     init(options: CurlTransport.Options) throws {
         guard let easy = curl_easy_init() else { throw TransportError(url: "", message: "curl_easy_init failed") }
         self.easy = easy
@@ -28,18 +30,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.maximumBytes = options.maximumResponseBytes
     }
 
-    /// Sets the handle up for `request`, forgetting everything about the previous one.
-    func prepare(_ request: HTTPRequest) {
-        curl_easy_reset(easy)
-        curl_slist_free_all(headerList)
-        headerList = nil
-        url = request.url
-        body = Data()
-        responseHeaders = [:]
-        overflowed = false
-        errorBuffer[0] = 0
+    /// The options every request shares.
+    private func configure() {
         _ = fcm_easy_restrict_http(easy)
-        _ = fcm_easy_setopt_str(easy, CURLOPT_URL, request.url)
         _ = fcm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout.components.seconds * 1000))
         _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(options.totalTimeout.components.seconds * 1000))
@@ -54,6 +47,31 @@ final class CurlTransfer: @unchecked Sendable {
         _ = fcm_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
         _ = fcm_easy_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")
         _ = fcm_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = fcm_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        _ = fcm_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, me)
+        _ = fcm_easy_setopt_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader)
+        _ = fcm_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
+    }
+
+    /// Sets the handle up for `request`. Options that never change are set once, on the first use; the ones
+    /// a request chooses are all set each time, so nothing of the previous request carries over.
+    func prepare(_ request: HTTPRequest) {
+        if !configured {
+            configure()
+            configured = true
+        }
+        curl_slist_free_all(headerList)
+        headerList = nil
+        url = request.url
+        body = Data()
+        responseHeaders = [:]
+        overflowed = false
+        errorBuffer[0] = 0
+        _ = fcm_easy_setopt_str(easy, CURLOPT_URL, request.url)
+        // HTTPGET resets the method (and the upload flag) left by the previous request; NULL clears a custom one.
+        _ = fcm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        _ = fcm_easy_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, nil)
         switch request.method {
         case "GET": break
         case "POST": _ = fcm_easy_setopt_long(easy, CURLOPT_POST, 1)
@@ -76,11 +94,6 @@ final class CurlTransfer: @unchecked Sendable {
         }
         headerList = curl_slist_append(headerList, "Expect:")
         _ = fcm_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = fcm_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteBody)
-        _ = fcm_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, me)
-        _ = fcm_easy_setopt_callback(easy, CURLOPT_HEADERFUNCTION, curlWriteHeader)
-        _ = fcm_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me)
     }
 
     deinit {

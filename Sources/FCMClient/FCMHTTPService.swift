@@ -157,9 +157,11 @@ package struct FCMHTTPService: FCMService {
         return (topics, next?.isEmpty == false ? next : nil)
     }
 
-    package var v1Headers: [(String, String)] {
-        [("Content-Type", "application/json"), ("X-GOOG-API-FORMAT-VERSION", "2")]
-    }
+    package var v1Headers: [(String, String)] { Self.v1HeaderList }
+
+    /// Built once: every v1 request (a million in a fleet's apply) carries the same two.
+    static let v1HeaderList = [("Content-Type", "application/json"), ("X-GOOG-API-FORMAT-VERSION", "2")]
+    static let emptyObject = Data("{}".utf8)
 
     package func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome {
         if project.topicAPI == .iid {
@@ -208,7 +210,7 @@ package struct FCMHTTPService: FCMService {
         let topic = URLComponentEncoder.encode(change.topic)
         switch change.action {
         case .subscribe:
-            return HTTPRequest(method: "POST", url: "\(base)?topicName=\(topic)", headers: v1Headers, body: Data("{}".utf8))
+            return HTTPRequest(method: "POST", url: "\(base)?topicName=\(topic)", headers: v1Headers, body: Self.emptyObject)
         case .unsubscribe:
             return HTTPRequest(method: "DELETE", url: "\(base)/\(topic)?allowMissing=true", headers: v1Headers)
         }
