@@ -25,4 +25,19 @@ import Testing
         #expect(redact.redact("short") == "shor…")
         #expect(Redactor(showTokens: true).redact("fGw0qy4TGgk:APA91bHun4MxP5eg") == "fGw0qy4TGgk:APA91bHun4MxP5eg")
     }
+
+    @Test func equalRegistrationsAreOneHandle() {
+        // Built from separate strings, as the manifest, the state and FCM's answers each build them.
+        let value = "fGw0qy4TGgk:APA91b" + String(repeating: "x", count: 140)
+        let first = Registration(value: String(value.utf8.map { Character(UnicodeScalar($0)) }), kind: .token)
+        let second = Registration(value: value, kind: .token)
+        #expect(first == second)
+        #expect(Set([first, second]).count == 1)
+        #expect(first.value == value && second.kind == .token)
+        // The same text as another kind is another registration, as before.
+        #expect(Registration(value: value, kind: .fid) != first)
+        #expect(Registration(value: value + "y", kind: .token) != first)
+        #expect(Registration(value: "a", kind: .token) < Registration(value: "b", kind: .token))
+        #expect(!(first < second) && !(second < first))
+    }
 }
