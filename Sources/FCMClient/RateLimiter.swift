@@ -44,7 +44,7 @@ package final class RateLimiter: @unchecked Sendable {
     /// it: with a thousand answers a window that share varies by less than a point).
     static let wallShare = 0.08
     /// Waiters due within this much of the sleeper's wake-up leave with it.
-    static let tick = 0.01
+    package static let tick = 0.025
 
     /// `perSecond` 0 or less means unlimited.
     package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1) {
@@ -78,8 +78,11 @@ package final class RateLimiter: @unchecked Sendable {
     package func record(refused: Bool) {
         guard configuredRate > 0 else { return }
         lock.withLock {
-            if refused { window.refused += 1 } else { window.accepted += 1 }
             let now = clock.now()
+            // A window starts with its first answer: one opened at start-up (or before a quiet spell) would
+            // judge the first answers of a run alone, over seconds nothing was sent in.
+            if window.accepted + window.refused == 0 { window = Window(start: now, booked: window.booked) }
+            if refused { window.refused += 1 } else { window.accepted += 1 }
             let elapsed = now - window.start
             let answers = window.accepted + window.refused
             guard elapsed >= Self.windowSeconds, answers >= Self.minimumAnswers || elapsed >= 10 * Self.windowSeconds else { return }

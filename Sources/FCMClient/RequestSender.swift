@@ -62,6 +62,8 @@ package struct RequestSender: Sendable {
     package func send(_ request: HTTPRequest, pacedCost: Double? = nil) async throws -> HTTPResponse {
         let start = clock.now()
         var attempt = 0
+        // Quota refusals of paced requests do not count against the attempts (see below).
+        var quotaRefusals = 0
         var refreshedAfter401 = false
         while true {
             attempt += 1
@@ -104,9 +106,12 @@ package struct RequestSender: Sendable {
             let quotaRefusal = response.status == 429 && pacedCost != nil && limiter != nil
             if pacedCost != nil, let limiter { limiter.record(refused: response.status == 429) }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
+            if quotaRefusal { quotaRefusals += 1 }
+            // Other failures count without the quota refusals between them: with 5 % of answers 429 and 10 % 503,
+            // six failures of any kind in a row failed about one change in 130,000.
             switch policy.decide(
                 status: response.status, retryAfter: response.headers["retry-after"],
-                attempt: quotaRefusal ? min(attempt, policy.maxAttempts - 1) : attempt, elapsed: clock.now() - start,
+                attempt: quotaRefusal ? min(attempt, policy.maxAttempts - 1) : attempt - quotaRefusals, elapsed: clock.now() - start,
                 jitter: jitter, now: clock.wallTime())
             {
             case .retry(let delay):

@@ -142,6 +142,21 @@ enum HTTPDate {
         #expect(reads.sent.count == RetryPolicy().maxAttempts)
     }
 
+    @Test func quotaRefusalsBetweenOtherFailuresDoNotCountAgainstThem() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 5000, clock: clock)
+        // Five 503s, each after a 429: ten failures in a row, but only five count, and the sixth try succeeds.
+        let mixed = ScriptedTransport(Array(repeating: [.respond(429, [:]), .respond(503, [:])], count: 5).flatMap { $0 } + [.respond(200, [:])])
+        let paced = try await sender(mixed, clock: clock, limiter: limiter).send(HTTPRequest(method: "POST", url: "http://x/y"), pacedCost: 1)
+        #expect(paced.status == 200)
+        #expect(mixed.sent.count == 11)
+        // Six 503s still end it, 429s or not.
+        let failing = ScriptedTransport(Array(repeating: [.respond(429, [:]), .respond(503, [:])], count: 6).flatMap { $0 } + [.respond(200, [:])])
+        let failed = try await sender(failing, clock: clock, limiter: limiter).send(HTTPRequest(method: "POST", url: "http://x/y"), pacedCost: 1)
+        #expect(failed.status == 503)
+        #expect(failing.sent.count == 12)
+    }
+
     @Test func pacedAnswersReachTheLimiter() async throws {
         let clock = ManualPacingClock()
         let limiter = RateLimiter(perSecond: 100, clock: clock)
