@@ -153,6 +153,9 @@ final class CurlTransfer: @unchecked Sendable {
         var status = 0
         _ = fcm_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         finish(.success(HTTPResponse(status: status, headers: responseHeaders, body: body)))
+        // The handle waits in the idle pool: it must not keep the answer (a state file, say) alive.
+        body = Data()
+        responseHeaders = [:]
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>) {

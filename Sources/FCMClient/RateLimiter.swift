@@ -1,19 +1,20 @@
-import FCMCore
 import Foundation
 
 /// Paces subscription changes to a project's quota: one limiter per project, shared by every request in
 /// flight.
 ///
 /// Pacing: each caller books the next free slot (a virtual schedule, as in GCRA). Callers whose slot is
-/// ahead wait in one queue that a single sleeper releases, a few milliseconds' worth at a time, so a paced
-/// run costs a wake-up per tick rather than a timer per request. Up to `burstSeconds` of unused rate may be
+/// ahead wait in one `WakeQueue` that a single sleeper releases a tick (25 ms) at a time, so a paced run
+/// costs a wake-up per tick rather than a timer per request. Up to `burstSeconds` of unused rate may be
 /// spent at once.
 ///
-/// Adapting: answers are judged in windows of half a second. A window in which more than a tenth of the
-/// paced answers were 429 is a quota wall (another client shares the quota, or it is lower than
-/// configured): the rate drops to 90 % of what FCM accepted in that window. A smaller share is noise that
-/// a retry absorbs (scattered 429s are not a wall): the rate climbs back by 5 % a second, up to the
-/// configured rate. Only the share, never a single 429, moves it.
+/// Adapting: answers are judged in windows of half a second (at least 20 answers), each starting with its
+/// first answer. A window in which more than 8 % of the paced answers were 429 is a quota wall (another
+/// client shares the quota, or it is lower than configured): the rate drops to 90 % of what FCM accepted in
+/// that window, and the next window is not judged. A smaller share is noise that a retry absorbs (scattered
+/// 429s are not a wall). While the rate is what holds the run back and nothing is refused, it climbs 5 % a
+/// second (1 % within 5 % of the last wall) up to the configured rate. Only the share, never a single 429,
+/// moves it.
 package final class RateLimiter: @unchecked Sendable {
     package let configuredRate: Double
     private let clock: any PacingClock

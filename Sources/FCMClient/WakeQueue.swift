@@ -1,9 +1,9 @@
 import Foundation
 
 /// Tasks waiting for a moment, let go by one sleeping task instead of a timer each. On Linux every
-/// `Task.sleep` arms its own timer; thousands a second of them (a paced apply, an emulator adding latency
-/// to every answer) cost more CPU than the work they delay. Here one sleeper wakes at the earliest due time
-/// and releases everyone due within `tick` of it.
+/// `Task.sleep` arms its own timer; thousands a second of them (a paced apply) cost more CPU than the
+/// work they delay. Here one sleeper wakes at the earliest due time and releases everyone due within
+/// `tick` of it.
 package final class WakeQueue: @unchecked Sendable {
     struct Waiter {
         var due: Double
