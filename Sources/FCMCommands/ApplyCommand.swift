@@ -115,7 +115,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let progress = pipeline.progress
         progress.beginPhase("Applying", total: operations)
-        let (report, applied) = await Applier(service: service, parallelism: run.parallelism, progress: { progress.advance($0) })
+        let (report, applied) = await Applier(service: service, limit: pipeline.concurrency, progress: { progress.advance($0) })
             .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock)
         progress.endPhase()
         for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {

@@ -156,7 +156,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
         if who.isEmpty { throw fail("no registrations to read: the manifest names no devices; pass --registrations FILE") }
         let observed: ObservedState
         do {
-            observed = try await Refresher(service: connection.service, parallelism: options.run.parallelism)
+            observed = try await Refresher(service: connection.service, limit: pipeline.concurrency)
                 .refresh(groups: [], registrations: Set(who))
         } catch {
             throw fail("reading subscriptions failed: \(error); nothing was imported")

@@ -26,7 +26,7 @@ struct LocalGroupFanOut {
         let console = Console.current
         let limiter = RateLimiter(perSecond: Self.messagesPerSecond, clock: SystemPacingClock())
         let service = self.service
-        let outcomes = try await BoundedConcurrency.map(group.members.sorted(), limit: parallelism) { registration in
+        let outcomes = try await BoundedConcurrency.map(group.members.sorted(), limit: ConcurrencyLimit(maximum: parallelism)) { registration in
             var one = message
             one.target = registration.kind == .fid ? .fid(registration.value) : .token(registration.value)
             try await limiter.acquire(1)

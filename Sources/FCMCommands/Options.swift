@@ -37,7 +37,10 @@ struct RunOptions: ParsableArguments {
     @Flag(help: "Show registrations in full instead of redacted.")
     var showTokens = false
 
-    @Option(help: "Requests in flight at once (reads: 512 at 50 ms latency is about 10,000 a second).")
+    @Option(
+        help:
+            "At most this many requests in flight. fcmctl starts at 32 and doubles while that speeds it up: 512 at 50 ms latency is about 10,000 reads a second."
+    )
     var parallelism = 512
 
     @Option(help: "Topic subscription changes per second, shared by all requests (FCM's quota is 3,000 per project).")

@@ -25,6 +25,8 @@ final class Pipeline {
     private let defaultStatePath: String
     private var desired: DesiredState?
     private var connection: Connection?
+    /// Requests in flight, up to --parallelism: learned by the refresh and kept by the apply that follows.
+    lazy var concurrency = ConcurrencyLimit(maximum: options.parallelism)
 
     var console: Console { Console.current }
 
@@ -99,6 +101,7 @@ final class Pipeline {
         guard options.verbose else { return }
         let counts = (connection?.statistics() ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         console.err("Requests: \(counts)")
+        console.err("In flight: up to \(concurrency.current) of --parallelism \(options.parallelism).")
     }
 
     /// The state store for this run; its warnings go to stderr.
@@ -177,7 +180,7 @@ final class Pipeline {
         }
         let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
         let progress = self.progress
-        let refresher = Refresher(service: service, parallelism: options.parallelism, progress: { progress.advance($0) })
+        let refresher = Refresher(service: service, limit: concurrency, progress: { progress.advance($0) })
         console.err(
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of \(plural(scope.registrations.count, "registration"))"
                 + (mode == .changed ? " (--refresh=changed)" : "") + "…")

@@ -44,17 +44,18 @@ package struct ApplyReport: Sendable {
 /// not per request. The ledger is updated here, by one owner, as answers arrive.
 package struct Applier: Sendable {
     package let service: any FCMService
-    package let parallelism: Int
+    /// How many requests are in flight at once.
+    package let limit: ConcurrencyLimit
     /// Intents written ahead in one journal write.
     package let window: Int
     /// Told how many operations settled (done, gone or failed) as answers arrive: the progress line.
     package var progress: (@Sendable (Int) -> Void)?
 
-    package init(service: any FCMService, parallelism: Int = 64, window: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) {
+    package init(service: any FCMService, limit: ConcurrencyLimit, window: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) {
         self.progress = progress
         self.service = service
-        self.parallelism = max(1, parallelism)
-        self.window = max(1, window ?? max(256, parallelism))
+        self.limit = limit
+        self.window = max(1, window ?? max(256, limit.maximum))
     }
 
     package func apply(
@@ -239,11 +240,12 @@ package struct Applier: Sendable {
         var next = 0
         var inFlight = 0
         let service = self.service
-        let parallelism = self.parallelism
+        let limit = self.limit
+        var allowed = limit.current
         let window = self.window
         await withTaskGroup(of: BatchAnswer.self) { group in
             while true {
-                while next < batches.count, inFlight < parallelism, run.report.stopped == nil {
+                while next < batches.count, inFlight < allowed, run.report.stopped == nil {
                     if next == intentsUpTo {
                         var entries: [JournalEntry] = []
                         var operations = 0
@@ -273,6 +275,7 @@ package struct Applier: Sendable {
                 }
                 guard let answer = await group.next() else { break }
                 inFlight -= 1
+                allowed = limit.answered()
                 record(batches[answer.index], firstID: firstIDBase + batches.firstOperation(of: answer.index), result: answer.result, run: run)
                 // Completions ride along with the next window of intents; on their own only when they pile up.
                 if run.completions.count >= window { _ = await run.journal([]) }

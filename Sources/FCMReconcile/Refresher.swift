@@ -5,14 +5,16 @@ import FCMCore
 /// so nothing beyond those can be seen.
 package struct Refresher: Sendable {
     package let service: any FCMService
-    package let parallelism: Int
+    /// How many reads are in flight at once; shared with the apply that follows, which then need not find
+    /// the server's latency again.
+    package let limit: ConcurrencyLimit
     /// Told of each registration or group read: the progress line.
     package var progress: (@Sendable (Int) -> Void)?
 
-    package init(service: any FCMService, parallelism: Int = 64, progress: (@Sendable (Int) -> Void)? = nil) {
+    package init(service: any FCMService, limit: ConcurrencyLimit, progress: (@Sendable (Int) -> Void)? = nil) {
         self.progress = progress
         self.service = service
-        self.parallelism = max(1, parallelism)
+        self.limit = limit
     }
 
     package func refresh(desired: DesiredState, ledger: Ledger) async throws -> ObservedState {
@@ -40,7 +42,7 @@ package struct Refresher: Sendable {
         // Groups are read side by side too: a fleet's twenty thousand groups took two requests each, in turn.
         let progress = self.progress
         let service = self.service
-        let found = try await BoundedConcurrency.map(groups.sorted(), limit: parallelism) { name -> ObservedGroup? in
+        let found = try await BoundedConcurrency.map(groups.sorted(), limit: limit) { name -> ObservedGroup? in
             defer { progress?(1) }
             guard let key = try await service.groupKey(name: name) else { return nil }
             return ObservedGroup(name: name, notificationKey: key, members: try await service.groupMembers(name: name, key: key))
@@ -53,7 +55,7 @@ package struct Refresher: Sendable {
     /// One registration that cannot be read does not sink the refresh: it is set aside with its reason.
     func statuses(of registrations: Set<Registration>) async throws -> ([Registration: RegistrationStatus], [Registration: String]) {
         let progress = self.progress
-        let results = try await BoundedConcurrency.map(registrations.sorted(), limit: parallelism) { registration in
+        let results = try await BoundedConcurrency.map(registrations.sorted(), limit: limit) { registration in
             defer { progress?(1) }
             do {
                 return ReadOutcome(registration: registration, status: try await service.subscriptions(of: registration), failure: nil)
@@ -83,7 +85,7 @@ package struct Refresher: Sendable {
     }
 }
 
-/// Runs an async function over many inputs with at most `limit` in flight, keeping input order.
+/// Runs an async function over many inputs with at most `limit.current` in flight, keeping input order.
 package enum BoundedConcurrency {
     struct Indexed<Value: Sendable>: Sendable {
         let index: Int
@@ -91,27 +93,27 @@ package enum BoundedConcurrency {
     }
 
     package static func map<Input: Sendable, Output: Sendable>(
-        _ inputs: [Input], limit: Int, _ transform: @escaping @Sendable (Input) async throws -> Output
+        _ inputs: [Input], limit: ConcurrencyLimit, _ transform: @escaping @Sendable (Input) async throws -> Output
     ) async throws -> [Output] {
         // Child results are a struct and the group is not captured by a nested function: both patterns
         // were miscompiled in release builds (wrong indices, then a crash).
         try await withThrowingTaskGroup(of: Indexed<Output>.self) { group in
             var results = [Output?](repeating: nil, count: inputs.count)
             var next = 0
-            while next < min(limit, inputs.count) {
-                let index = next
-                let input = inputs[index]
-                next += 1
-                group.addTask { Indexed(index: index, value: try await transform(input)) }
-            }
-            while let done = try await group.next() {
-                results[done.index] = done.value
-                if next < inputs.count {
+            var inFlight = 0
+            var allowed = limit.current
+            while true {
+                while next < inputs.count, inFlight < allowed {
                     let index = next
                     let input = inputs[index]
                     next += 1
+                    inFlight += 1
                     group.addTask { Indexed(index: index, value: try await transform(input)) }
                 }
+                guard let done = try await group.next() else { break }
+                inFlight -= 1
+                allowed = limit.answered()
+                results[done.index] = done.value
             }
             return results.map { $0! }
         }

@@ -69,7 +69,7 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
         let journal = try await store.openJournal(base: base, expectedOperations: 2000)
         let service = JournalCheckingService(store: store, batchSize: batchSize)
-        let (report, ledger) = await Applier(service: service, parallelism: 16, window: 256)
+        let (report, ledger) = await Applier(service: service, limit: .fixed(16), window: 256)
             .apply(plan(2000), observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
         #expect(report.succeeded)
         #expect(service.requestsWithoutIntent == 0)
@@ -87,7 +87,7 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
         let journal = try await store.openJournal(base: base, expectedOperations: 2000)
         store.failJournalAfter = 2
         let service = JournalCheckingService(store: store)
-        let (report, _) = await Applier(service: service, parallelism: 8, window: 256)
+        let (report, _) = await Applier(service: service, limit: .fixed(8), window: 256)
             .apply(plan(2000), observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
         #expect(report.stopped?.contains("no space left") == true)
         #expect(service.requestsWithoutIntent == 0)
