@@ -28,6 +28,12 @@ static inline CURLMcode fcm_multi_setopt_socket_callback(CURLM *m, fcm_curl_sock
 static inline CURLMcode fcm_multi_setopt_timer_callback(CURLM *m, fcm_curl_timer_callback f) {
     return curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, f);
 }
+/* Told when curl closes a socket, so a descriptor number it hands out again is never taken for the old one. */
+typedef int (*fcm_curl_closesocket_callback)(void *clientp, curl_socket_t item);
+static inline CURLcode fcm_easy_setopt_closesocket(CURL *h, fcm_curl_closesocket_callback f, void *clientp) {
+    CURLcode code = curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, f);
+    return code != CURLE_OK ? code : curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, clientp);
+}
 static inline CURLMcode fcm_multi_socket_timeout(CURLM *m, int *running) {
     return curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT, 0, running);
 }

@@ -9,9 +9,9 @@
   wall     the same changes with --qps 100000 against the 3,000/s quota (50 ms): failed operations, share of 429s.
   scattered  5 % 429 and 10 % 503 at random, 20 ms latency, --qps 2500: changes per second.
   paced    CPU of the same apply paced at --qps 2900 against unpaced, no latency, no quota.
-  cpu      fcmctl's CPU per change for the same 100,000 changes (no latency, no quota), best of --runs, for
-           this build and, with --compare OTHER_FCMCTL, another build alternating in the same run (a
-           before/after of a change: build the older commit into its own folder first).
+  cpu      fcmctl's CPU per change for the same 100,000 changes (or each of --sizes; no latency, no quota), best
+           of --runs, for this build and, with --compare OTHER_FCMCTL, another build alternating in the same run
+           (a before/after of a change: build the older commit into its own folder first).
 
 Build first: swift build -c release
 """
@@ -188,7 +188,7 @@ def sdk(args):
     """fcmctl's whole `apply` process (manifest load, refresh, state writes included) against the SDK's
     process, at each size, in one run."""
     print(f"sdk: {'changes':>8} | {'fcmctl wall':>11} {'CPU':>7} {'us/chg':>7} | {'SDK wall':>9} {'CPU':>8} {'us/chg':>7} | {'wall x':>7} {'CPU x':>6}")
-    for size in args.sizes:
+    for size in args.sizes or [1_000, 20_000, 100_000]:
         changes, f_wall, f_cpu, s_wall, s_cpu = sdk_run(args, size // 10)
         print(f"sdk: {changes:>8} | {f_wall:10.2f}s {f_cpu:6.2f}s {f_cpu / changes * 1e6:7.1f} | {s_wall:8.2f}s {s_cpu:7.2f}s "
               f"{s_cpu / changes * 1e6:7.1f} | {s_wall / f_wall:6.1f}x {s_cpu / f_cpu:5.1f}x", flush=True)
@@ -221,7 +221,12 @@ def refresh(args):
 
 
 def cpu(args):
-    fleet = generate("/tmp/fcmctl-bench-100k", 10_000, 10, 10)
+    for size in args.sizes or [100_000]:
+        cpu_size(args, size)
+
+
+def cpu_size(args, size):
+    fleet = generate(f"/tmp/fcmctl-bench-sdk-{size // 10}", size // 10, 10, 10)
     binaries = [("this build", FCMCTL)] + ([("compared", args.compare)] if args.compare else [])
     results = {name: [] for name, _ in binaries}
     for _ in range(args.runs):
@@ -231,17 +236,17 @@ def cpu(args):
                 state = os.path.join(emulator.directory, "state.json")
                 code, output, wall, used = run([binary, "apply", "--auto-approve", "-f", fleet, "--state", state,
                                                 "--parallelism", str(args.parallelism), "--qps", "0"], {"FCM_EMULATOR_HOST": emulator.host})
-                if code != 0 or emulator.stats()["subscriptions"] != 100_000:
+                if code != 0 or emulator.stats()["subscriptions"] != size:
                     sys.exit(output)
             finally:
                 emulator.stop()
             results[name].append((used, wall))
     for name, samples in results.items():
         used, wall = min(samples)
-        print(f"cpu: {name:10} best of {args.runs}: CPU {used:6.2f} s = {used / 100_000 * 1e6:6.1f} us/change, wall {wall:6.2f} s")
+        print(f"cpu: {size} changes, {name:10} best of {args.runs}: CPU {used:6.3f} s = {used / size * 1e6:6.1f} us/change, wall {wall:6.2f} s")
     if args.compare:
         mine, other = min(results["this build"])[0], min(results["compared"])[0]
-        print(f"cpu: this build uses {(mine / other - 1) * 100:+.1f}% CPU per change against the compared build")
+        print(f"cpu: {size} changes: this build uses {(mine / other - 1) * 100:+.1f}% CPU per change against the compared build")
 
 
 def main():
@@ -251,8 +256,8 @@ def main():
     parser.add_argument("--qps", type=float, default=2900)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--compare", help="another fcmctl binary, for `cpu`")
-    parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")], default=[1_000, 20_000, 100_000],
-                        help="changes per `sdk` run, comma-separated (multiples of 10)")
+    parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
+                        help="changes per `sdk` or `cpu` run, comma-separated (multiples of 10; sdk: 1000,20000,100000, cpu: 100000)")
     args = parser.parse_args()
     for name in args.which:
         {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu, "wall": wall, "scattered": scattered, "paced": paced}[name](args)
