@@ -9,7 +9,7 @@ import Synchronization
 /// The worker waits in epoll on the sockets curl names and acts on the ones that are ready: with 512
 /// connections open at 50 ms latency, polling them all (curl_multi_poll) for every answer cost more than
 /// the answers themselves.
-package final class CurlTransport: HTTPTransport, @unchecked Sendable {
+package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Sendable {
     package struct Options: Sendable {
         package var connectTimeout: Duration = .seconds(10)
         package var totalTimeout: Duration = .seconds(60)
@@ -27,6 +27,10 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let lock = NSLock()
     private var pending: [CurlTransfer] = []
+    /// Jobs of tasks that prefer this transport as their executor (see `enqueue`).
+    private var jobs: [UnownedJob] = []
+    private var workerThread: pthread_t?
+    private var finished = false
     /// Handles whose transfer ended, kept for the next requests (at most `maximumConnectionsPerHost` + 16).
     private var idle: [CurlTransfer] = []
     private var stopping = false
@@ -93,6 +97,8 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
         stopping = true
         lock.unlock()
         wake()
+        // Called from a job on the worker itself, it cannot wait for the worker: the loop stops after this job.
+        if lock.withLock({ onWorker }) { return }
         while worker?.isFinished == false { usleep(1000) }
     }
 
@@ -106,8 +112,9 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
             lock.lock()
             let refused = stopping
             // The worker drains the whole queue when it wakes: only the first request queued since then
-            // needs to wake it (a write to curl's socket pair per request was a measurable cost).
-            let wake = !refused && pending.isEmpty
+            // needs to wake it (a write to curl's socket pair per request was a measurable cost), and none
+            // queued by the worker itself, running a task's job.
+            let wake = !refused && pending.isEmpty && jobs.isEmpty && !onWorker
             if !refused { pending.append(transfer) }
             lock.unlock()
             if refused {
@@ -118,11 +125,48 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
+    private var onWorker: Bool {
+        guard let workerThread else { return false }
+        return pthread_equal(pthread_self(), workerThread) != 0
+    }
+
+    /// A task that prefers this transport as its executor (`withTaskExecutorPreference`) runs on the worker
+    /// thread, between curl's events: an answer resumes its request where curl finished it, without handing
+    /// it to another thread and waking that thread, which cost more than the request itself.
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        lock.lock()
+        if finished {
+            lock.unlock()
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+            return
+        }
+        let wake = pending.isEmpty && jobs.isEmpty && !onWorker
+        jobs.append(unowned)
+        lock.unlock()
+        if wake { self.wake() }
+    }
+
     private func run() {
         var running: Int32 = 0
         var fds = [Int32](repeating: 0, count: 256)
         var flags = [Int32](repeating: 0, count: 256)
+        lock.withLock { workerThread = pthread_self() }
+        let executor = asUnownedTaskExecutor()
         while true {
+            lock.lock()
+            var runnable = jobs
+            jobs.removeAll()
+            lock.unlock()
+            // Jobs run before the requests they queued are handed to curl, and those queue more jobs only when
+            // answers come: this loop ends.
+            while !runnable.isEmpty {
+                for job in runnable { job.runSynchronously(on: executor) }
+                lock.lock()
+                runnable = jobs
+                jobs.removeAll()
+                lock.unlock()
+            }
             lock.lock()
             let incoming = pending
             pending.removeAll()
@@ -134,6 +178,13 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
                 }
                 for handle in active.keys { curl_multi_remove_handle(multi, handle) }
                 active.removeAll()
+                // Jobs that come after the worker are run by the global executor.
+                lock.lock()
+                finished = true
+                let left = jobs
+                jobs.removeAll()
+                lock.unlock()
+                for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
                 return
             }
             for transfer in incoming {
@@ -141,7 +192,9 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
                 curl_multi_add_handle(multi, transfer.easy)
             }
             var timeout: Int32 = 1000
-            if let timerDue {
+            if lock.withLock({ !jobs.isEmpty || !pending.isEmpty }) {
+                timeout = 0
+            } else if let timerDue {
                 let left = ContinuousClock.now.duration(to: timerDue)
                 timeout =
                     left <= .zero ? 0 : Int32(min(1000, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))

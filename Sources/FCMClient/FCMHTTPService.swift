@@ -195,6 +195,9 @@ package struct FCMHTTPService: FCMService {
 
     var iid: IIDTopics { IIDTopics(service: self) }
 
+    /// The libcurl client's worker thread: a request resumed there is not handed to another thread.
+    package var executor: (any TaskExecutor)? { sender.transport as? CurlTransport }
+
     package func preview(_ change: SubscriptionChange) -> [RequestPreview] {
         if project.topicAPI == .iid { return [iid.preview(topic: change.topic, action: change.action, [change.registration])] }
         let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })

@@ -16,6 +16,12 @@ package protocol FCMService: Sendable {
     /// The exact requests `perform` would send, for `apply --dry-run`; registrations redacted by `redactor`.
     func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview]
     func preview(_ change: SubscriptionChange) -> [RequestPreview]
+    /// Where the tasks that wait on this service run best (the HTTP client's own thread); nil: anywhere.
+    var executor: (any TaskExecutor)? { get }
+}
+
+extension FCMService {
+    package var executor: (any TaskExecutor)? { nil }
 }
 
 package enum SubscriptionOutcome: Hashable, Sendable {

@@ -61,6 +61,14 @@ package struct Applier: Sendable {
     package func apply(
         _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil
     ) async -> (ApplyReport, Ledger) {
+        await withTaskExecutorPreference(service.executor) {
+            await carryOut(plan, observed: observed, ledger: ledger, journal: journal, lock: lock)
+        }
+    }
+
+    private func carryOut(
+        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock?
+    ) async -> (ApplyReport, Ledger) {
         let run = Run(ledger: ledger, journal: journal, lock: lock)
         for change in plan.groups {
             await applyGroup(change, observed: observed.groups[change.name], run: run)

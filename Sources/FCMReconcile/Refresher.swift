@@ -38,6 +38,12 @@ package struct Refresher: Sendable {
 
     /// Reads exactly these groups and registrations; `checkedGroups` says which groups were looked up.
     package func refresh(groups: Set<String>, registrations: Set<Registration>) async throws -> ObservedState {
+        try await withTaskExecutorPreference(service.executor) {
+            try await read(groups: groups, registrations: registrations)
+        }
+    }
+
+    private func read(groups: Set<String>, registrations: Set<Registration>) async throws -> ObservedState {
         var observed = ObservedState(checkedGroups: groups)
         // Groups are read side by side too: a fleet's twenty thousand groups took two requests each, in turn.
         let progress = self.progress
