@@ -79,6 +79,13 @@ package struct Redactor: Sendable {
 
     package func redact(_ value: String) -> String {
         if showTokens { return value }
+        // Registrations are ASCII, where a byte is a character (but for CR LF): sliced as bytes, not graphemes,
+        // which was most of the cost of printing a plan of a thousand members.
+        let bytes = value.utf8
+        if bytes.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
+            if bytes.count <= 12 { return String(decoding: bytes.prefix(4), as: UTF8.self) + "…" }
+            return String(decoding: bytes.prefix(6), as: UTF8.self) + "…" + String(decoding: bytes.suffix(4), as: UTF8.self)
+        }
         let characters = Array(value)
         if characters.count <= 12 { return String(characters.prefix(4)) + "…" }
         return String(characters.prefix(6)) + "…" + String(characters.suffix(4))

@@ -24,6 +24,9 @@ import Testing
         #expect(redact.redact("fGw0qy4TGgk:APA91bHun4MxP5eg") == "fGw0qy…P5eg")
         #expect(redact.redact("short") == "shor…")
         #expect(Redactor(showTokens: true).redact("fGw0qy4TGgk:APA91bHun4MxP5eg") == "fGw0qy4TGgk:APA91bHun4MxP5eg")
+        // Beyond ASCII the ends are characters, not bytes.
+        #expect(redact.redact("éèêëēėęÿûüùúū-ñ") == "éèêëēė…úū-ñ")
+        #expect(redact.redact("a\r\nbcdefghijklmnop") == "a\r\nbcde…mnop")
     }
 
     @Test func equalRegistrationsAreOneHandle() {
