@@ -4,7 +4,7 @@
 # examples against the emulator: exit 2, 0, then 0 with no changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product fcmctl
+swift build -c release --static-swift-stdlib --product fcmctl
 FCMCTL=.build/release/fcmctl
 source scripts/start-emulator.sh
 workdir=$(mktemp -d)

@@ -170,7 +170,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let redactor = Redactor(showTokens: run.showTokens)
         let text = PlanTextRenderer(
             redactor: redactor, deviceNames: deviceNames, maxMembers: output.maxMembers, palette: output.palette(console: Console.current))
-        for line in text.render(plan) { Console.current.out(line) }
+        Console.current.out(lines: text.render(plan))
     }
 
     /// The result in the chosen format: what was done per object, what was skipped or failed, the state.

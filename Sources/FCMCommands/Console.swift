@@ -38,6 +38,17 @@ package struct Console: Sendable {
     @TaskLocal package static var current = Console.standard
 
     package func out(_ line: String = "") { writeOut(line + "\n") }
+    /// Many lines in one write: a plan of thousands of members was a system call per line.
+    package func out(lines: [String]) {
+        guard !lines.isEmpty else { return }
+        var text = ""
+        text.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
+        for line in lines {
+            text += line
+            text += "\n"
+        }
+        writeOut(text)
+    }
     package func err(_ line: String) { writeErr(line + "\n") }
 }
 

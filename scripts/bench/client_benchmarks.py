@@ -13,7 +13,7 @@
            of --runs, for this build and, with --compare OTHER_FCMCTL, another build alternating in the same run
            (a before/after of a change: build the older commit into its own folder first).
 
-Build first: swift build -c release
+Build first: make release
 """
 import argparse
 import json

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "installing wrk"; apt-get install -y -qq wrk >/dev/null; }
-swift build -c release --product fcm-emulator >/dev/null
+swift build -c release --static-swift-stdlib --product fcm-emulator >/dev/null
 EMULATOR_BIN=.build/release/fcm-emulator
 source scripts/start-emulator.sh --subscription-qps 0 ${EMULATOR_FLAGS:---request-log-limit 0}
 trap stop_emulator EXIT

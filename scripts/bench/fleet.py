@@ -8,7 +8,7 @@ exit code, wall time, CPU time (user + system) and peak RSS of the fcmctl proces
 end the state file's size. Targets (issue 14): apply <= 300 MB, the steady-state plan <= 250 MB, validate
 <= 250 MB.
 
-Release build first: swift build -c release. Run from the repository root.
+Release build first: make release. Run from the repository root.
 """
 import argparse
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: `fcmctl validate` on a fleet-sized manifest, side by side with PyYAML's C loader merely
 parsing the same files. Prints wall time, CPU time and peak memory of each (median of --runs), and
-the ratio. Build first: swift build -c release --product fcmctl
+the ratio. Build first: make release
 """
 import argparse
 import glob

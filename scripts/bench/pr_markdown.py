@@ -5,7 +5,7 @@ Generates the fleet (100,000 devices, 2,000 topics, 1,000,000 subscriptions; no 
 plans it against an empty fcm-emulator with `--format markdown` and `--json-into`, and reports the
 Markdown's size against the 60,000-character budget, whether cmark-gfm (GitHub's renderer) renders it with
 balanced <details>, the summary at the top and the omission line at the end, and the wall time and peak RSS.
-Release build first: swift build -c release. Run from the repository root.
+Release build first: make release. Run from the repository root.
 """
 import argparse
 import json

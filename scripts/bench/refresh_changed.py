@@ -5,7 +5,7 @@ Generates the fleet (100,000 devices, 200 topics by site, 100,000 subscriptions,
 a fresh fcm-emulator (no latency, no quota), then adds a topic for 10 devices (the pull request) and times:
 - `plan --refresh=changed`: wall time and the list requests it sent (emulator stats);
 - `plan --refresh=all`: the same, for comparison.
-Release build first: swift build -c release. Run from the repository root.
+Release build first: make release. Run from the repository root.
 """
 import argparse
 import json

@@ -6,7 +6,7 @@ Writes a state of 100,000 registrations (FCM-token-sized, 158 characters) subscr
 `fcmctl state list` (read, replay, list: the cost every command pays to load the state) on each, best of
 five runs, and `state pull` (read and write back).
 
-Build first: swift build -c release
+Build first: make release
 """
 import os
 import random

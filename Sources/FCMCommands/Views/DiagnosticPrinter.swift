@@ -28,7 +28,7 @@ struct DiagnosticPrinter {
         case .json:
             console.out(json(diagnostics))
         case .github:
-            for line in GitHubAnnotations.lines(diagnostics, redactor: redactor, command: "validate") { console.out(line) }
+            console.out(lines: GitHubAnnotations.lines(diagnostics, redactor: redactor, command: "validate"))
         case .markdown:
             for diagnostic in diagnostics { console.err(render(diagnostic)) }
         }

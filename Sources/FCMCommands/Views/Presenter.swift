@@ -21,14 +21,14 @@ struct Presenter {
     func show(_ presentation: Presentation) throws {
         switch options.format {
         case .text:
-            for line in presentation.text() { console.out(line) }
+            console.out(lines: presentation.text())
         case .json:
             console.writeOut(presentation.json().serialized())
         case .markdown:
             console.writeOut(presentation.markdown(options.maxChars))
         case .github:
-            for line in GitHubAnnotations.lines(presentation.annotations, command: command) { console.out(line) }
-            for line in presentation.text() { console.out(line) }
+            console.out(lines: GitHubAnnotations.lines(presentation.annotations, command: command))
+            console.out(lines: presentation.text())
             try appendStepSummary(presentation)
         }
         if let path = options.jsonInto {
