@@ -31,6 +31,8 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     private var jobs: [UnownedJob] = []
     private var workerThread: pthread_t?
     private var finished = false
+    /// Tasks sleeping on the worker's own clock (`sleep(seconds:)`), in no order: there are a few at most.
+    private var sleepers: [(due: ContinuousClock.Instant, continuation: CheckedContinuation<Bool, Never>)] = []
     /// Handles whose transfer ended, kept for the next requests (at most `maximumConnectionsPerHost` + 16).
     private var idle: [CurlTransfer] = []
     private var stopping = false
@@ -147,6 +149,45 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
         if wake { self.wake() }
     }
 
+    /// Sleeps on the worker's loop: the paced requests' sleeper wakes there, and the requests it releases go
+    /// out from there, with no timer thread and no other thread woken at each tick.
+    package func sleep(seconds: Double) async {
+        guard seconds > 0 else { return }
+        let due = ContinuousClock.now + .nanoseconds(Int64(seconds * 1e9))
+        let queued: Bool = await withCheckedContinuation { continuation in
+            lock.lock()
+            if stopping || finished {
+                lock.unlock()
+                continuation.resume(returning: false)
+                return
+            }
+            let wake = !onWorker && sleepers.allSatisfy { $0.due > due } && pending.isEmpty && jobs.isEmpty
+            sleepers.append((due, continuation))
+            lock.unlock()
+            if wake { self.wake() }
+        }
+        if !queued { try? await Task.sleep(for: .nanoseconds(Int64(seconds * 1e9))) }
+    }
+
+    /// Resumes the sleepers that are due; returns when the next one is.
+    private func wakeSleepers() -> ContinuousClock.Instant? {
+        let now = ContinuousClock.now
+        lock.lock()
+        var due: [CheckedContinuation<Bool, Never>] = []
+        var next: ContinuousClock.Instant?
+        sleepers.removeAll { sleeper in
+            if sleeper.due <= now {
+                due.append(sleeper.continuation)
+                return true
+            }
+            next = next.map { min($0, sleeper.due) } ?? sleeper.due
+            return false
+        }
+        lock.unlock()
+        for continuation in due { continuation.resume(returning: true) }
+        return next
+    }
+
     private func run() {
         var running: Int32 = 0
         var fds = [Int32](repeating: 0, count: 256)
@@ -178,12 +219,15 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                 }
                 for handle in active.keys { curl_multi_remove_handle(multi, handle) }
                 active.removeAll()
-                // Jobs that come after the worker are run by the global executor.
+                // Jobs that come after the worker are run by the global executor; sleepers sleep elsewhere.
                 lock.lock()
                 finished = true
                 let left = jobs
                 jobs.removeAll()
+                let sleeping = sleepers
+                sleepers.removeAll()
                 lock.unlock()
+                for sleeper in sleeping { sleeper.continuation.resume(returning: false) }
                 for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
                 return
             }
@@ -192,10 +236,11 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                 curl_multi_add_handle(multi, transfer.easy)
             }
             var timeout: Int32 = 1000
+            let sleeperDue = wakeSleepers()
             if lock.withLock({ !jobs.isEmpty || !pending.isEmpty }) {
                 timeout = 0
-            } else if let timerDue {
-                let left = ContinuousClock.now.duration(to: timerDue)
+            } else if let due = [timerDue, sleeperDue].compactMap({ $0 }).min() {
+                let left = ContinuousClock.now.duration(to: due)
                 timeout =
                     left <= .zero ? 0 : Int32(min(1000, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
             }

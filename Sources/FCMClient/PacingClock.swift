@@ -25,6 +25,22 @@ package struct SystemPacingClock: PacingClock {
     package func wallTime() -> Date { Date() }
 }
 
+/// The system clock, sleeping on a libcurl transport's worker loop (see `CurlTransport.sleep`).
+package struct TransportPacingClock: PacingClock {
+    let transport: CurlTransport
+
+    package init(transport: CurlTransport) { self.transport = transport }
+
+    package func now() -> Double { SystemPacingClock().now() }
+
+    package func sleep(seconds: Double) async throws {
+        await transport.sleep(seconds: seconds)
+        try Task.checkCancellation()
+    }
+
+    package func wallTime() -> Date { Date() }
+}
+
 extension ContinuousClock.Instant {
     /// A fixed point to measure from: the first instant anyone asked for.
     static let zeroReference = ContinuousClock.now

@@ -48,7 +48,7 @@ package final class RateLimiter: @unchecked Sendable {
     package static let tick = 0.025
 
     /// `perSecond` 0 or less means unlimited.
-    package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1) {
+    package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1, executor: (any TaskExecutor)? = nil) {
         configuredRate = perSecond
         currentRate = perSecond
         self.clock = clock
@@ -56,7 +56,7 @@ package final class RateLimiter: @unchecked Sendable {
         let now = clock.now()
         nextFree = now - burstSeconds
         window = Window(start: now)
-        queue = WakeQueue(tick: Self.tick, now: { clock.now() }, sleep: { try? await clock.sleep(seconds: $0) })
+        queue = WakeQueue(tick: Self.tick, now: { clock.now() }, sleep: { try? await clock.sleep(seconds: $0) }, executor: executor)
     }
 
     package var rate: Double { lock.withLock { currentRate } }

@@ -17,9 +17,15 @@ package final class WakeQueue: @unchecked Sendable {
     private var waiters: [Waiter] = []
     private var first = 0
     private var sleeping = false
+    /// Where the sleeper runs: the HTTP client's worker, so that the requests it releases go out from there.
+    private let executor: (any TaskExecutor)?
 
     /// `now` in seconds on a monotonic scale; `sleep` waits that many seconds.
-    package init(tick: Double, now: @escaping @Sendable () -> Double, sleep: @escaping @Sendable (Double) async -> Void) {
+    package init(
+        tick: Double, now: @escaping @Sendable () -> Double, sleep: @escaping @Sendable (Double) async -> Void,
+        executor: (any TaskExecutor)? = nil
+    ) {
+        self.executor = executor
         self.tick = tick
         self.now = now
         self.sleep = sleep
@@ -37,7 +43,7 @@ package final class WakeQueue: @unchecked Sendable {
                 defer { sleeping = true }
                 return !sleeping
             }
-            if startSleeper { Task { await self.release() } }
+            if startSleeper { Task(executorPreference: executor) { await self.release() } }
         }
     }
 

@@ -175,8 +175,10 @@ enum LiveConnection {
             Console.current.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")
         }
         let statistics = SendStatistics()
-        let limiter = RateLimiter(perSecond: options.qps, clock: SystemPacingClock())
-        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, statistics: statistics)
+        // Paced requests and retries sleep on the transport's own loop, and wake there.
+        let clock = TransportPacingClock(transport: transport)
+        let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
+        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics)
         let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
         return Connection(service: service, live: service, shutdown: { transport.shutdown() }, statistics: { statistics.snapshot })
     }

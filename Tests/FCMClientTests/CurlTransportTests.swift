@@ -1,6 +1,7 @@
 import FCMClient
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 /// A blocking HTTP/1.1 server on loopback that answers every request with which connection it came on,
@@ -103,5 +104,21 @@ extension [UInt8] {
         #expect(try await eventually { transport.parkedSockets == 0 })
         #expect(try await get(transport, server) == "connection 2 request 1")
         #expect(try await get(transport, server) == "connection 3 request 1")
+    }
+
+    @Test func sleepersOnTheWorkerWakeInTheOrderTheyAreDue() async {
+        final class Order: Sendable { let seen = Mutex<[Int]>([]) }
+        let order = Order()
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        await withTaskGroup(of: Void.self) { group in
+            for milliseconds in [300, 10, 120] {
+                group.addTask {
+                    await transport.sleep(seconds: Double(milliseconds) / 1000)
+                    order.seen.withLock { $0.append(milliseconds) }
+                }
+            }
+        }
+        #expect(order.seen.withLock { $0 } == [10, 120, 300])
     }
 }
