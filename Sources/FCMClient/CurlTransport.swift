@@ -173,18 +173,19 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     private func wakeSleepers() -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
         lock.lock()
-        var due: [CheckedContinuation<Bool, Never>] = []
+        var due: [(due: ContinuousClock.Instant, continuation: CheckedContinuation<Bool, Never>)] = []
         var next: ContinuousClock.Instant?
         sleepers.removeAll { sleeper in
             if sleeper.due <= now {
-                due.append(sleeper.continuation)
+                due.append(sleeper)
                 return true
             }
             next = next.map { min($0, sleeper.due) } ?? sleeper.due
             return false
         }
         lock.unlock()
-        for continuation in due { continuation.resume(returning: true) }
+        // In the order they were due, should a late turn of the loop find several.
+        for sleeper in due.sorted(by: { $0.due < $1.due }) { sleeper.continuation.resume(returning: true) }
         return next
     }
 

@@ -113,7 +113,8 @@ extension [UInt8] {
         defer { transport.shutdown() }
         await withTaskGroup(of: Void.self) { group in
             for milliseconds in [300, 10, 120] {
-                group.addTask {
+                // On the worker, resumed tasks run in the order the worker resumes them.
+                group.addTask(executorPreference: transport) {
                     await transport.sleep(seconds: Double(milliseconds) / 1000)
                     order.seen.withLock { $0.append(milliseconds) }
                 }
