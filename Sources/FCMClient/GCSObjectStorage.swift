@@ -9,11 +9,14 @@ package struct GCSObjectStorage: ObjectStorage {
     /// `https://storage.googleapis.com`, or `http://HOST:PORT` from STORAGE_EMULATOR_HOST.
     package let base: String
     let sender: RequestSender
+    /// Keeps the transport's worker running while this storage (and its copies) are in use.
+    let lifetime: TransportLifetime?
 
-    package init(bucket: String, base: String, sender: RequestSender) {
+    package init(bucket: String, base: String, sender: RequestSender, lifetime: TransportLifetime? = nil) {
         self.bucket = bucket
         self.base = base.hasSuffix("/") ? String(base.dropLast()) : base
         self.sender = sender
+        self.lifetime = lifetime
     }
 
     /// What Google's client libraries read: `host:port` or a URL, and no credentials.

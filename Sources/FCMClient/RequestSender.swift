@@ -5,6 +5,13 @@ import Foundation
 package protocol AccessTokenProvider: Sendable {
     func token() async throws -> String
     func invalidate(_ token: String) async
+    /// Sent as `x-goog-user-project`: the project Google bills and checks quota against, which user
+    /// credentials need (their own OAuth client's project rarely has FCM enabled).
+    var quotaProject: String? { get }
+}
+
+extension AccessTokenProvider {
+    package var quotaProject: String? { nil }
 }
 
 /// Counts of what happened on the wire, for benchmarks and `--verbose` summaries.
@@ -74,6 +81,7 @@ package struct RequestSender: Sendable {
                 let value = try await credentials.token()
                 token = value
                 authorized.headers.append(("Authorization", "Bearer \(value)"))
+                if let project = credentials.quotaProject { authorized.headers.append(("x-goog-user-project", project)) }
             }
             statistics.addRequest()
             let response: HTTPResponse

@@ -119,20 +119,29 @@ enum LiveStorage {
     /// The JSON API of GCS (or of the emulator STORAGE_EMULATOR_HOST names, without credentials), on its
     /// own libcurl transport with the FCM client's retry policy.
     static func store(_ location: GCSLocation, environment: [String: String], warn: @escaping @Sendable (String) -> Void) -> any StateStore {
-        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8))
-        var credentials: (any AccessTokenProvider)?
-        var base = "https://storage.googleapis.com"
-        if let emulator = GCSObjectStorage.emulatorBase(environment) {
-            base = emulator
-        } else {
+        // Credentials are resolved before the transport exists, so a run without them starts no worker
+        // thread; the transport that is made lives exactly as long as the storage that holds it.
+        let emulator = GCSObjectStorage.emulatorBase(environment)
+        var source: CredentialSource?
+        if emulator == nil {
             do {
-                let source = try CredentialResolver.resolve(environment: environment)
-                credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+                source = try CredentialResolver.resolve(environment: environment)
             } catch {
                 return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
             }
         }
-        let storage = GCSObjectStorage(bucket: location.bucket, base: base, sender: RequestSender(transport: transport, credentials: credentials))
+        let lifetime = TransportLifetime(CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8)))
+        var credentials: (any AccessTokenProvider)?
+        if let source {
+            do {
+                credentials = try TokenProviderFactory.make(source, environment: environment, transport: lifetime.transport)
+            } catch {
+                return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
+            }
+        }
+        let storage = GCSObjectStorage(
+            bucket: location.bucket, base: emulator ?? "https://storage.googleapis.com",
+            sender: RequestSender(transport: lifetime.transport, credentials: credentials), lifetime: lifetime)
         return GCSStateStore(storage: storage, prefix: location.prefix, identity: .current(), version: FCMCtl.version, warn: warn)
     }
 }

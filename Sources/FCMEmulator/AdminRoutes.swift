@@ -8,6 +8,7 @@ struct AdminRoutes {
     let faults: FaultInjector
     let authority: TokenAuthority
     let calendar: PlatformCalendar
+    let oidcRequestToken: String?
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
         let s = request.segments
@@ -34,6 +35,8 @@ struct AdminRoutes {
                 ]
             }
             return .json(200, ["messages": messages])
+        case ("GET", ["oidc-token"]):
+            return await identityToken(request)
         case ("GET", ["requests"]):
             return .json(200, ["requests": await recorder.log.map(\.json)])
         case ("GET", ["stats"]):
@@ -104,5 +107,18 @@ struct AdminRoutes {
             count += 1
         }
         return .json(200, ["registered": count])
+    }
+
+    /// A CI runner's identity-token endpoint, as GitHub serves ACTIONS_ID_TOKEN_REQUEST_URL: the request token
+    /// as a bearer, and `{"value": TOKEN}` back. The token is one STS accepts, so a credentials file shaped
+    /// like google-github-actions/auth's (a url source with headers) signs in against the emulator.
+    func identityToken(_ request: EmulatorRequest) async -> EmulatorResponse {
+        guard let expected = oidcRequestToken, let subject = authority.subjectTokens.sorted().first else {
+            return .rpcError(404, "start fcm-emulator with --oidc-request-token and --accept-subject-token to serve identity tokens")
+        }
+        guard request.headers["authorization"] == "Bearer \(expected)" else {
+            return .rpcError(401, "the identity-token request needs 'Authorization: Bearer' with the --oidc-request-token")
+        }
+        return .json(200, ["value": subject, "count": 1])
     }
 }

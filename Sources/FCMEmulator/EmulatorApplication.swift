@@ -16,6 +16,12 @@ package struct EmulatorConfiguration: Sendable {
     package var trustedServiceAccounts: [String] = []
     package var acceptedTokens: [String] = []
     package var acceptedRefreshTokens: [String] = []
+    /// Subject tokens STS accepts (`--accept-subject-token`).
+    package var acceptedSubjectTokens: [String] = []
+    /// The request token the CI identity-token stand-in wants (`--oidc-request-token`).
+    package var oidcRequestToken: String?
+    /// How long issued access tokens live, in seconds (`--token-lifetime`).
+    package var tokenLifetime: Double = TokenAuthority.maximumLifetime
     package var projectID = "emulator-project"
     package var senderID = "123456789012"
     var faults = FaultSettings()
@@ -42,7 +48,9 @@ struct EmulatorServices: Sendable {
         store = EmulatorStore(strictRegistrations: configuration.strictRegistrations)
         recorder = try RequestRecorder(limit: configuration.requestLogLimit, logFile: configuration.requestLogFile)
         faults = FaultInjector(faults: configuration.faults, quotas: configuration.quotas, seed: configuration.seed)
-        authority = TokenAuthority(staticTokens: configuration.acceptedTokens, refreshTokens: configuration.acceptedRefreshTokens)
+        authority = TokenAuthority(
+            staticTokens: configuration.acceptedTokens, refreshTokens: configuration.acceptedRefreshTokens,
+            subjectTokens: configuration.acceptedSubjectTokens, lifetime: configuration.tokenLifetime)
     }
 }
 
@@ -69,7 +77,8 @@ struct EmulatorResponder: HTTPResponder {
         messages = MessageRoutes(store: store)
         tokens = TokenRoutes(authority: services.authority, projectID: services.configuration.projectID)
         admin = AdminRoutes(
-            store: store, recorder: services.recorder, faults: services.faults, authority: services.authority, calendar: services.calendar)
+            store: store, recorder: services.recorder, faults: services.faults, authority: services.authority, calendar: services.calendar,
+            oidcRequestToken: services.configuration.oidcRequestToken)
     }
 
     static let maximumBodyBytes = 8 << 20
@@ -94,7 +103,8 @@ struct EmulatorResponder: HTTPResponder {
                 method: incoming.method, path: incoming.path, endpoint: endpoint?.rawValue ?? "unknown",
                 status: answer.dropConnection ? 0 : answer.status,
                 latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
-                bytesIn: incoming.body.count, bytesOut: answer.body.count))
+                bytesIn: incoming.body.count, bytesOut: answer.body.count, fields: TokenRequestFields.logged(incoming, endpoint: endpoint),
+                userProject: incoming.headers["x-goog-user-project"]))
         return Self.response(answer)
     }
 

@@ -11,8 +11,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
         discussion: """
             Serves the device-group API (/fcm/notification), the v1 Topic Subscription API \
             (/v1/projects/P/registrations/R/topicSubscriptions), the legacy Instance ID API (/iid/…), \
-            messages:send, an OAuth token endpoint (/token) and a metadata-server token endpoint \
-            (/computeMetadata/v1/…). Every FCM endpoint needs 'Authorization: Bearer TOKEN': a token from \
+            messages:send, an OAuth token endpoint (/token), a metadata-server token endpoint \
+            (/computeMetadata/v1/…), the security token service's exchange (POST /v1/token) and IAM \
+            Credentials' generateAccessToken (POST /v1/projects/-/serviceAccounts/EMAIL:generateAccessToken). Every FCM endpoint needs 'Authorization: Bearer TOKEN': a token from \
             /token or the metadata server, one given with --accept-token, or 'owner' (what fcmctl sends \
             with FCM_EMULATOR_HOST). The admin API under /emulator/v1/ needs none: GET state, POST reset, \
             POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
@@ -49,6 +50,19 @@ package struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(help: "Accept this refresh token for the refresh_token grant (authorized_user credentials). Repeatable.")
     var acceptRefreshToken: [String] = []
+
+    @Option(
+        help: "Accept this subject token at the security token service (POST /v1/token), as a workload identity pool trusts an issuer. Repeatable.")
+    var acceptSubjectToken: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Serve GET /emulator/v1/oidc-token to callers with 'Authorization: Bearer TOKEN': a stand-in for a CI runner's identity-token endpoint.",
+            discussion: "It answers {\"value\": S} with the first --accept-subject-token, as GitHub's ACTIONS_ID_TOKEN_REQUEST_URL does."))
+    var oidcRequestToken: String?
+
+    @Option(help: "Lifetime of the access tokens the emulator issues, e.g. 5s or 10m (at most 1h), to test token refresh.")
+    var tokenLifetime = "1h"
 
     @Option(help: "Project id reported by the metadata server and written into --service-account-out.")
     var projectId = "emulator-project"
@@ -103,6 +117,14 @@ package struct EmulatorCommand: AsyncParsableCommand {
 
     package init() {}
 
+    /// `5s`, `10m`, `1h` or plain seconds.
+    static func lifetimeSeconds(_ text: String) -> Double? {
+        for (suffix, factor) in [("s", 1.0), ("m", 60.0), ("h", 3600.0)] where text.hasSuffix(suffix) {
+            return Double(text.dropLast()).map { $0 * factor }
+        }
+        return Double(text)
+    }
+
     func makeConfiguration() throws -> EmulatorConfiguration {
         var configuration = EmulatorConfiguration()
         configuration.host = host
@@ -115,6 +137,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
         configuration.trustedServiceAccounts = trustServiceAccount
         configuration.acceptedTokens = acceptToken
         configuration.acceptedRefreshTokens = acceptRefreshToken
+        configuration.acceptedSubjectTokens = acceptSubjectToken
+        configuration.oidcRequestToken = oidcRequestToken
+        configuration.tokenLifetime = Self.lifetimeSeconds(tokenLifetime) ?? TokenAuthority.maximumLifetime
         configuration.projectID = projectId
         configuration.senderID = senderId
         configuration.quotas = QuotaSettings(subscriptionQPS: subscriptionQps, messagesPerMinute: messagesPerMinute, retryAfterSeconds: retryAfter)
@@ -142,6 +167,12 @@ package struct EmulatorCommand: AsyncParsableCommand {
     package func validate() throws {
         guard (0...1).contains(dropRate) else { throw ValidationError("--drop-rate must be between 0 and 1") }
         guard subscriptionQps >= 0, messagesPerMinute >= 0 else { throw ValidationError("quotas must not be negative") }
+        guard let lifetime = Self.lifetimeSeconds(tokenLifetime), lifetime >= 1, lifetime <= TokenAuthority.maximumLifetime else {
+            throw ValidationError("--token-lifetime must be between 1s and 1h, like 5s or 10m; got '\(tokenLifetime)'")
+        }
+        if oidcRequestToken != nil && acceptSubjectToken.isEmpty {
+            throw ValidationError("--oidc-request-token needs an --accept-subject-token to hand out")
+        }
     }
 
     package func run() async throws {

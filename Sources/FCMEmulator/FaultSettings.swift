@@ -139,12 +139,14 @@ enum Endpoint: String, CaseIterable, Sendable {
     case iidRelation = "iid.relation"
     case messagesSend = "messages.send"
     case oauthToken = "oauth.token"
+    case stsToken = "sts.token"
+    case iamGenerateAccessToken = "iam.generateAccessToken"
     case metadata = "metadata"
 
     /// The API family decides the error body shape: flat `{"error": "…"}` or google.rpc.Status.
     var usesFlatErrors: Bool { rawValue.hasPrefix("groups.") || rawValue.hasPrefix("iid.") }
 
-    var requiresBearer: Bool { self != .oauthToken && self != .metadata }
+    var requiresBearer: Bool { self != .oauthToken && self != .stsToken && self != .metadata }
 
     var isMutating: Bool { changesSubscriptions || self == .groupsMutate || self == .messagesSend }
 
@@ -158,6 +160,8 @@ enum Endpoint: String, CaseIterable, Sendable {
             if s == ["fcm", "notification"] { return m == "POST" ? .groupsMutate : .groupsGet }
             return s == ["fcm", "notification", "export"] ? .groupsExport : nil
         case "v1":
+            if s == ["v1", "token"] { return m == "POST" ? .stsToken : nil }
+            if s.count == 5, s[1] == "projects", s[3] == "serviceAccounts" { return m == "POST" ? .iamGenerateAccessToken : nil }
             if s.count == 4, s[1] == "projects", s[3] == "messages:send" { return .messagesSend }
             guard s.count >= 6, s[1] == "projects", s[3] == "registrations", s[5] == "topicSubscriptions" else { return nil }
             switch (m, s.count) {
@@ -176,6 +180,7 @@ enum Endpoint: String, CaseIterable, Sendable {
             return nil
         case "token": return .oauthToken
         case "computeMetadata": return .metadata
+        case nil where request.headers["metadata-flavor"] != nil: return .metadata
         default: return nil
         }
     }

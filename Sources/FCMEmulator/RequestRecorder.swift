@@ -11,12 +11,19 @@ actor RequestRecorder {
         var latencyMs: Double
         var bytesIn: Int
         var bytesOut: Int
+        /// What a token request asked for (see `TokenRequestFields`), so a test can compare two clients.
+        var fields: [String: String]? = nil
+        /// The `x-goog-user-project` a request named: the quota project of user credentials.
+        var userProject: String? = nil
 
         var json: [String: Any] {
-            [
+            var object: [String: Any] = [
                 "method": method, "path": path, "endpoint": endpoint, "status": status,
                 "latency_ms": (latencyMs * 1000).rounded() / 1000, "bytes_in": bytesIn, "bytes_out": bytesOut,
             ]
+            if let fields { object["fields"] = fields }
+            if let userProject { object["user_project"] = userProject }
+            return object
         }
     }
 

@@ -11,8 +11,14 @@ actor TokenAuthority {
     }
 
     static let googleTokenAudience = "https://oauth2.googleapis.com/token"
-    static let acceptedScopes = ["https://www.googleapis.com/auth/firebase.messaging", "https://www.googleapis.com/auth/cloud-platform"]
-    static let lifetime: TimeInterval = 3600
+    /// IAM's scope is what a key asks for when it is only the source of an impersonation.
+    static let acceptedScopes = [
+        "https://www.googleapis.com/auth/firebase.messaging", "https://www.googleapis.com/auth/cloud-platform",
+        "https://www.googleapis.com/auth/iam",
+    ]
+    /// The longest life Google gives an access token; `--token-lifetime` shortens it for tests of refresh.
+    static let maximumLifetime: TimeInterval = 3600
+    let lifetime: TimeInterval
     /// Like the Firebase emulators, "owner" is always a valid token: what fcmctl sends with FCM_EMULATOR_HOST.
     static let ownerToken = "owner"
 
@@ -21,10 +27,14 @@ actor TokenAuthority {
     private var staticTokens: Set<String>
     private var issued: [String: Issued] = [:]
     private var counter = 0
+    /// Subject tokens the security token service accepts, as a workload identity pool trusts an issuer.
+    let subjectTokens: Set<String>
 
-    init(staticTokens: [String], refreshTokens: [String]) {
+    init(staticTokens: [String], refreshTokens: [String], subjectTokens: [String] = [], lifetime: TimeInterval = maximumLifetime) {
         self.staticTokens = Set(staticTokens + [Self.ownerToken])
         self.refreshTokens = Set(refreshTokens)
+        self.subjectTokens = Set(subjectTokens)
+        self.lifetime = min(lifetime, Self.maximumLifetime)
     }
 
     func trust(email: String, key: _RSA.Signing.PublicKey) { trustedKeys[email] = key }
@@ -35,11 +45,20 @@ actor TokenAuthority {
         return grant.expiry > now
     }
 
-    func issue(to principal: String, now: Date = Date()) -> (token: String, expiresIn: Int) {
+    /// `lifetime` may only shorten the configured one, as generateAccessToken's own `lifetime` does.
+    func issue(to principal: String, now: Date = Date(), lifetime requested: TimeInterval? = nil) -> (token: String, expiresIn: Int) {
         counter += 1
         let token = "ya29.emulator-\(counter)-" + UUID().uuidString.lowercased()
-        issued[token] = Issued(expiry: now.addingTimeInterval(Self.lifetime), principal: principal)
-        return (token, Int(Self.lifetime) - 1)
+        let life = min(requested ?? lifetime, lifetime)
+        issued[token] = Issued(expiry: now.addingTimeInterval(life), principal: principal)
+        // One second less than the token lives, as Google's answers do: a client that trusts it never sends a
+        // token in its last second.
+        return (token, max(1, Int(life) - 1))
+    }
+
+    func principal(of accessToken: String) -> String? {
+        if staticTokens.contains(accessToken) { return "static" }
+        return issued[accessToken]?.principal
     }
 
     func expireAll() { issued.removeAll() }
@@ -73,7 +92,7 @@ actor TokenAuthority {
             throw GrantError.invalidGrant("Invalid JWT: Failed audience check. The right audience is \(tokenURL)")
         }
         guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, let exp = (claims["exp"] as? NSNumber)?.doubleValue,
-            exp > iat, exp - iat <= Self.lifetime, iat <= now.timeIntervalSince1970 + 300, exp > now.timeIntervalSince1970
+            exp > iat, exp - iat <= Self.maximumLifetime, iat <= now.timeIntervalSince1970 + 300, exp > now.timeIntervalSince1970
         else {
             throw GrantError.invalidGrant(
                 "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."

@@ -11,7 +11,10 @@ struct TokenRoutes {
     func handle(_ request: EmulatorRequest, baseURL: String) async -> EmulatorResponse? {
         switch (request.method, request.segments) {
         case ("POST", ["token"]): return await token(request, tokenURL: baseURL + "/token")
-        case (_, let s) where s.first == "computeMetadata": return await metadata(request)
+        case ("POST", ["v1", "token"]): return await exchange(request)
+        case ("POST", let s) where s.count == 5 && s[0] == "v1" && s[1] == "projects" && s[3] == "serviceAccounts":
+            return await generateAccessToken(request, resource: s[4])
+        case (_, let s) where s.first == "computeMetadata" || s.isEmpty: return await metadata(request)
         default: return nil
         }
     }
@@ -47,6 +50,49 @@ struct TokenRoutes {
         }
     }
 
+    /// STS answers in OAuth's error shape; google-auth reads `error` and `error_description` from it.
+    func exchange(_ request: EmulatorRequest) async -> EmulatorResponse {
+        do {
+            let grant = try await authority.exchangeSubjectToken(Self.parseForm(request.body))
+            return .json(
+                200,
+                [
+                    "access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer",
+                    "issued_token_type": TokenAuthority.accessTokenType,
+                ])
+        } catch let error as TokenAuthority.GrantError {
+            return Self.oauthError(error)
+        } catch {
+            return Self.oauthError(400, "invalid_request", "\(error)")
+        }
+    }
+
+    /// `resource` is `EMAIL:generateAccessToken`; the caller's bearer token was checked before routing.
+    func generateAccessToken(_ request: EmulatorRequest, resource: String) async -> EmulatorResponse {
+        let suffix = ":generateAccessToken"
+        guard resource.hasSuffix(suffix) else { return .rpcError(404, "fcm-emulator does not serve \(request.method) \(request.path)") }
+        let email = String(resource.dropLast(suffix.count))
+        do {
+            let grant = try await authority.generateAccessToken(email: email, body: request.jsonObject)
+            return .json(200, ["accessToken": grant.token, "expireTime": grant.expireTime])
+        } catch TokenAuthority.IAMError.invalidArgument(let message) {
+            return .rpcError(400, message)
+        } catch TokenAuthority.IAMError.notFound(let message) {
+            return .rpcError(404, message)
+        } catch {
+            return .rpcError(400, "\(error)")
+        }
+    }
+
+    static func oauthError(_ error: TokenAuthority.GrantError) -> EmulatorResponse {
+        switch error {
+        case .invalidGrant(let description): oauthError(400, "invalid_grant", description)
+        case .invalidScope(let description): oauthError(400, "invalid_scope", description)
+        case .invalidRequest(let description): oauthError(400, "invalid_request", description)
+        case .unsupportedGrantType(let description): oauthError(400, "unsupported_grant_type", description)
+        }
+    }
+
     /// The metadata server answers only requests carrying `Metadata-Flavor: Google`, and says so in kind.
     func metadata(_ request: EmulatorRequest) async -> EmulatorResponse {
         guard request.headers["metadata-flavor"] == "Google" else {
@@ -61,7 +107,10 @@ struct TokenRoutes {
             response = .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
         case ["v1", "project", "project-id"]:
             response = EmulatorResponse(status: 200, body: Data(projectID.utf8), contentType: "application/text")
-        case ["v1"], []:
+        case []:
+            // The root is what google-auth's and fcmctl's ping read: only its Metadata-Flavor header matters.
+            response = EmulatorResponse(status: 200, body: Data("computeMetadata/\n".utf8), contentType: "application/text")
+        case ["v1"]:
             response = EmulatorResponse(status: 200, body: Data("instance/\nproject/\n".utf8), contentType: "application/text")
         default:
             response = EmulatorResponse(status: 404, body: Data("Not Found".utf8), contentType: "text/html; charset=UTF-8")

@@ -138,7 +138,8 @@ import Testing
     let user = #"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"}"#
 
     func resolve(_ environment: [String: String], files: [String: String] = [:]) throws -> CredentialSource {
-        try CredentialResolver.resolve(environment: environment, fileExists: { files[$0] != nil }, readFile: { files[$0] })
+        try CredentialResolver.resolve(
+            environment: environment, fileExists: { files[$0] != nil }, readFile: { files[$0] }, metadataAnswers: { _ in false })
     }
 
     @Test func applicationDefaultCredentialsOrder() throws {
@@ -160,12 +161,12 @@ import Testing
     @Test func problemsAreExplained() {
         #expect(throws: CredentialError.self) { try resolve(["GOOGLE_APPLICATION_CREDENTIALS": "/missing.json"]) }
         #expect(throws: CredentialError.self) { try resolve(["HOME": "/nowhere"]) }
-        let external = #"{"type": "external_account"}"#
+        let gdch = #"{"type": "gdch_service_account"}"#
         do {
-            _ = try resolve(["GOOGLE_APPLICATION_CREDENTIALS": "/x.json"], files: ["/x.json": external])
-            Issue.record("external_account should be refused")
+            _ = try resolve(["GOOGLE_APPLICATION_CREDENTIALS": "/x.json"], files: ["/x.json": gdch])
+            Issue.record("gdch_service_account should be refused")
         } catch {
-            #expect("\(error)".contains("'external_account' are not supported"))
+            #expect("\(error)".contains("'gdch_service_account' are not supported"))
         }
     }
 }

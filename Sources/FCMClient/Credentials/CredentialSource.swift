@@ -11,6 +11,15 @@ package enum CredentialSource: Sendable, Equatable {
     case serviceAccount(path: String)
     /// An `authorized_user` file (gcloud auth application-default login): refresh-token grant.
     case authorizedUser(path: String)
+    /// An `external_account` file (Workload Identity Federation, what google-github-actions/auth writes):
+    /// a subject token exchanged at STS, then optionally a service account impersonated.
+    case externalAccount(path: String)
+    /// An `external_account_authorized_user` file (workforce identity federation, gcloud auth login
+    /// --login-config): a refresh token exchanged at STS.
+    case externalAccountAuthorizedUser(path: String)
+    /// An `impersonated_service_account` file (gcloud auth application-default login
+    /// --impersonate-service-account): source credentials, then IAM Credentials generateAccessToken.
+    case impersonatedServiceAccount(path: String)
     /// The GCE metadata server.
     case metadataServer(host: String)
 
@@ -21,7 +30,20 @@ package enum CredentialSource: Sendable, Equatable {
         case .accessToken: "the access token in FCM_ACCESS_TOKEN"
         case .serviceAccount(let path): "service-account key \(path)"
         case .authorizedUser(let path): "authorized-user credentials \(path)"
+        case .externalAccount(let path): "external-account credentials \(path) (workload identity federation)"
+        case .externalAccountAuthorizedUser(let path): "external-account authorized-user credentials \(path)"
+        case .impersonatedServiceAccount(let path): "impersonated service-account credentials \(path)"
         case .metadataServer(let host): "the metadata server at \(host)"
+        }
+    }
+
+    /// The credentials file this source reads, if any.
+    package var path: String? {
+        switch self {
+        case .serviceAccount(let path), .authorizedUser(let path), .externalAccount(let path), .externalAccountAuthorizedUser(let path),
+            .impersonatedServiceAccount(let path):
+            path
+        case .emulator, .accessToken, .metadataServer: nil
         }
     }
 }
@@ -33,11 +55,16 @@ package struct CredentialError: Error, Sendable, CustomStringConvertible {
 
 package enum CredentialResolver {
     static let defaultMetadataHost = "metadata.google.internal"
+    /// The types fcmctl reads, in the words google-auth uses for them.
+    static let supportedTypes = [
+        "service_account", "authorized_user", "external_account", "external_account_authorized_user", "impersonated_service_account",
+    ]
 
-    /// The first source that applies. Environment and file system are injected for tests.
+    /// The first source that applies. Environment, file system and the metadata ping are injected for tests.
     package static func resolve(
         environment: [String: String], fileExists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) },
-        readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }
+        readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) },
+        metadataAnswers: (String) -> Bool = { MetadataProbe.answers(host: $0) }
     ) throws -> CredentialSource {
         if let host = environment["FCM_EMULATOR_HOST"], !host.isEmpty { return .emulator(host: host) }
         if let token = environment["FCM_ACCESS_TOKEN"], !token.isEmpty { return .accessToken }
@@ -52,15 +79,21 @@ package enum CredentialResolver {
         if let host = environment["GCE_METADATA_HOST"] ?? environment["GCE_METADATA_ROOT"], !host.isEmpty {
             return .metadataServer(host: host)
         }
-        // Only on Google Compute Engine, detected the way google-auth does it on Linux, is the metadata
-        // server tried without being named: nothing else should send requests to link-local addresses.
+        // On Compute Engine the DMI names Google; Cloud Run and GKE sandboxes hide it, so as google-auth does,
+        // a short ping asks the metadata server itself. The ping goes to its DNS name (or GCE_METADATA_IP), so
+        // off Google Cloud it ends at a failed name lookup and never reaches a link-local address.
         if readFile("/sys/class/dmi/id/product_name")?.contains("Google") == true {
             return .metadataServer(host: defaultMetadataHost)
         }
+        if environment["NO_GCE_CHECK"]?.lowercased() != "true" {
+            let host = environment["GCE_METADATA_IP"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultMetadataHost
+            if metadataAnswers(host) { return .metadataServer(host: host) }
+        }
         throw CredentialError(
             "no credentials found. Tried, in order: FCM_EMULATOR_HOST, FCM_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, "
-                + "the gcloud ADC file (\(gcloud ?? "~/.config/gcloud/application_default_credentials.json")), GCE_METADATA_HOST. "
-                + "Set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or FCM_EMULATOR_HOST=127.0.0.1:PORT for fcm-emulator")
+                + "the gcloud ADC file (\(gcloud ?? "~/.config/gcloud/application_default_credentials.json")), GCE_METADATA_HOST, "
+                + "the metadata server. Set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (a service-account key, or the "
+                + "external_account file google-github-actions/auth writes), or FCM_EMULATOR_HOST=127.0.0.1:PORT for fcm-emulator")
     }
 
     static func gcloudADCPath(_ environment: [String: String]) -> String? {
@@ -72,15 +105,44 @@ package enum CredentialResolver {
     }
 
     static func keyFileSource(_ path: String, readFile: (String) -> String?) throws -> CredentialSource {
-        guard let text = readFile(path), let data = text.data(using: .utf8),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { throw CredentialError("\(path): not a readable JSON credentials file") }
+        let object = try CredentialFile.object(path, text: readFile(path))
         switch object["type"] as? String {
         case "service_account": return .serviceAccount(path: path)
         case "authorized_user": return .authorizedUser(path: path)
+        case "external_account": return .externalAccount(path: path)
+        case "external_account_authorized_user": return .externalAccountAuthorizedUser(path: path)
+        case "impersonated_service_account": return .impersonatedServiceAccount(path: path)
         case let other:
             throw CredentialError(
-                "\(path): credentials of type '\(other ?? "none")' are not supported; use a service_account key or authorized_user credentials")
+                "\(path): credentials of type '\(other ?? "none")' are not supported; fcmctl reads "
+                    + supportedTypes.joined(separator: ", "))
         }
+    }
+}
+
+/// Reading a credentials file into its JSON object, with errors that name the file and never its content.
+package enum CredentialFile {
+    static func object(_ path: String, text: String?) throws -> [String: Any] {
+        guard let text else { throw CredentialError("\(path): cannot read the credentials file") }
+        guard let data = text.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw CredentialError("\(path): not a JSON credentials file (expected an object with a \"type\" field)")
+        }
+        return object
+    }
+
+    static func read(_ path: String) throws -> [String: Any] {
+        try object(path, text: try? String(contentsOfFile: path, encoding: .utf8))
+    }
+
+    static func string(_ object: [String: Any], _ field: String, in path: String, type: String) throws -> String {
+        guard let value = object[field] as? String, !value.isEmpty else {
+            throw CredentialError("\(path): \(type) credentials need the field \(field)")
+        }
+        return value
+    }
+
+    /// `quota_project_id`, which Google bills and checks quota against instead of the credentials' own project.
+    static func quotaProject(_ object: [String: Any]) -> String? {
+        (object["quota_project_id"] as? String).flatMap { $0.isEmpty ? nil : $0 }
     }
 }

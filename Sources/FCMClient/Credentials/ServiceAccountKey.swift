@@ -11,21 +11,21 @@ package struct ServiceAccountKey: Sendable, CustomStringConvertible {
     package let tokenURI: String
     package let keyID: String?
     let privateKey: _RSA.Signing.PrivateKey
+    /// What the token is for: fcmctl's own scopes, or IAM's when the key is the source of an impersonation.
+    let scope: String
 
     package static let googleTokenURI = "https://oauth2.googleapis.com/token"
     /// FCM, and the bucket the gcs state backend keeps the state in.
     package static let scope = "https://www.googleapis.com/auth/firebase.messaging https://www.googleapis.com/auth/devstorage.read_write"
 
     package init(path: String) throws {
+        try self.init(path: path, object: CredentialFile.read(path))
+    }
+
+    /// `path` names where the fields came from, in messages: a key file, or the file that embeds it.
+    package init(path: String, object: [String: Any], scope: String = ServiceAccountKey.scope) throws {
         self.path = path
-        let object: [String: Any]
-        do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw CredentialError("not an object") }
-            object = parsed
-        } catch {
-            throw CredentialError("\(path): cannot read the service-account key file (not JSON)")
-        }
+        self.scope = scope
         guard let email = object["client_email"] as? String, !email.isEmpty else {
             throw CredentialError("\(path): the service-account key file has no client_email")
         }
@@ -52,7 +52,7 @@ package struct ServiceAccountKey: Sendable, CustomStringConvertible {
         if let keyID { header["kid"] = keyID }
         let issuedAt = Int(now.timeIntervalSince1970)
         let claims: [String: Any] = [
-            "iss": clientEmail, "scope": Self.scope, "aud": tokenURI, "iat": issuedAt, "exp": issuedAt + Int(lifetime),
+            "iss": clientEmail, "scope": scope, "aud": tokenURI, "iat": issuedAt, "exp": issuedAt + Int(lifetime),
         ]
         let signingInput =
             try Base64URL.encode(JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
@@ -78,10 +78,12 @@ package struct AuthorizedUser: Sendable, CustomStringConvertible {
     package let tokenURI: String
 
     package init(path: String) throws {
+        try self.init(path: path, object: CredentialFile.read(path))
+    }
+
+    package init(path: String, object: [String: Any]) throws {
         self.path = path
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let clientID = object["client_id"] as? String, let secret = object["client_secret"] as? String,
+        guard let clientID = object["client_id"] as? String, let secret = object["client_secret"] as? String,
             let refresh = object["refresh_token"] as? String
         else { throw CredentialError("\(path): authorized_user credentials need client_id, client_secret and refresh_token") }
         self.clientID = clientID

@@ -3,8 +3,12 @@ import Foundation
 /// A token that never changes: the emulator's "owner" or FCM_ACCESS_TOKEN.
 package struct StaticTokenProvider: AccessTokenProvider {
     let value: String
+    package let quotaProject: String?
 
-    package init(_ value: String) { self.value = value }
+    package init(_ value: String, quotaProject: String? = nil) {
+        self.value = value
+        self.quotaProject = quotaProject
+    }
 
     package func token() async throws -> String { value }
     package func invalidate(_ token: String) async {}
@@ -18,6 +22,7 @@ package typealias TokenFetch = @Sendable () async throws -> (token: String, expi
 package actor CachedTokenProvider: AccessTokenProvider {
     private let fetch: TokenFetch
     private let clock: any PacingClock
+    package nonisolated let quotaProject: String?
     private var current: (token: String, refreshAt: Double)?
     private var inFlight: Task<(token: String, expiresIn: Double), any Error>?
     package private(set) var fetches = 0
@@ -25,9 +30,10 @@ package actor CachedTokenProvider: AccessTokenProvider {
     /// Refreshed this long before expiry, so no request is sent with a token about to lapse.
     static let margin = 300.0
 
-    package init(clock: any PacingClock = SystemPacingClock(), fetch: @escaping TokenFetch) {
+    package init(clock: any PacingClock = SystemPacingClock(), quotaProject: String? = nil, fetch: @escaping TokenFetch) {
         self.fetch = fetch
         self.clock = clock
+        self.quotaProject = quotaProject
     }
 
     package func token() async throws -> String {
@@ -47,34 +53,50 @@ package actor CachedTokenProvider: AccessTokenProvider {
     }
 }
 
-/// Turns a credential source into a token provider, talking to token endpoints over `transport`.
+/// Turns a credential source into a token provider, talking to token endpoints over `transport`. Every
+/// provider but a static token refreshes before expiry, so a run longer than a token's life (a million
+/// changes, or the emulator's five-second tokens) never sends an expired one.
 package enum TokenProviderFactory {
     package static func make(
         _ source: CredentialSource, environment: [String: String], transport: any HTTPTransport,
         clock: any PacingClock = SystemPacingClock()
     ) throws -> any AccessTokenProvider {
+        let scopes = GoogleTokenServices.scopes
+        // GOOGLE_CLOUD_QUOTA_PROJECT wins over the file's quota_project_id, as in google-auth.
+        let quotaOverride = environment["GOOGLE_CLOUD_QUOTA_PROJECT"].flatMap { $0.isEmpty ? nil : $0 }
+        func cached(_ quotaProject: String?, _ fetch: @escaping TokenFetch) -> CachedTokenProvider {
+            CachedTokenProvider(clock: clock, quotaProject: quotaOverride ?? quotaProject, fetch: fetch)
+        }
         switch source {
         case .emulator:
             return StaticTokenProvider("owner")
         case .accessToken:
-            return StaticTokenProvider(environment["FCM_ACCESS_TOKEN"] ?? "")
+            return StaticTokenProvider(environment["FCM_ACCESS_TOKEN"] ?? "", quotaProject: quotaOverride)
         case .serviceAccount(let path):
-            let key = try ServiceAccountKey(path: path)
-            return CachedTokenProvider(clock: clock) {
-                let assertion = try key.assertion(now: clock.wallTime())
-                return try await OAuthExchange.post(
-                    key.tokenURI, form: [("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)],
-                    transport: transport, what: "the service-account key \(path)")
+            let object = try CredentialFile.read(path)
+            let key = try ServiceAccountKey(path: path, object: object)
+            return cached(CredentialFile.quotaProject(object)) {
+                try await OAuthExchange.post(
+                    key.tokenURI, form: try OAuthExchange.jwtBearerForm(key, now: clock.wallTime()), transport: transport,
+                    what: "the service-account key \(path)")
             }
         case .authorizedUser(let path):
-            let user = try AuthorizedUser(path: path)
-            return CachedTokenProvider(clock: clock) {
+            let object = try CredentialFile.read(path)
+            let user = try AuthorizedUser(path: path, object: object)
+            return cached(CredentialFile.quotaProject(object)) {
                 try await OAuthExchange.post(user.tokenURI, form: user.form, transport: transport, what: "the authorized_user credentials \(path)")
             }
+        case .externalAccount(let path):
+            let account = try ExternalAccount(path: path, object: CredentialFile.read(path))
+            return cached(account.quotaProject) { try await account.token(scopes: scopes, transport: transport, clock: clock) }
+        case .externalAccountAuthorizedUser(let path):
+            let user = try ExternalAccountAuthorizedUser(path: path, object: CredentialFile.read(path))
+            return cached(user.quotaProject) { try await user.token(transport: transport) }
+        case .impersonatedServiceAccount(let path):
+            let account = try ImpersonatedServiceAccount(path: path, object: CredentialFile.read(path))
+            return cached(account.quotaProject) { try await account.token(scopes: scopes, transport: transport, clock: clock) }
         case .metadataServer(let host):
-            return CachedTokenProvider(clock: clock) {
-                try await OAuthExchange.metadata(host: host, transport: transport)
-            }
+            return cached(nil) { try await OAuthExchange.metadata(host: host, transport: transport) }
         }
     }
 }
@@ -89,11 +111,15 @@ enum OAuthExchange {
 
     /// A token endpoint exchange. Errors say which credentials were refused and why, in Google's words,
     /// without echoing anything secret from the request.
-    static func post(_ url: String, form: [(String, String)], transport: any HTTPTransport, what: String) async throws
-        -> (token: String, expiresIn: Double)
+    static func jwtBearerForm(_ key: ServiceAccountKey, now: Date) throws -> [(String, String)] {
+        [("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", try key.assertion(now: now))]
+    }
+
+    static func post(_ url: String, form: [(String, String)], headers: [(String, String)] = [], transport: any HTTPTransport, what: String)
+        async throws -> (token: String, expiresIn: Double)
     {
         let request = HTTPRequest(
-            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: formEncode(form))
+            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers, body: formEncode(form))
         let response: HTTPResponse
         do {
             response = try await transport.send(request)
@@ -103,7 +129,7 @@ enum OAuthExchange {
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard response.status == 200, let token = object["access_token"] as? String else {
             let error = object["error"] as? String ?? "HTTP \(response.status)"
-            let detail = (object["error_description"] as? String).map { " (\($0))" } ?? ""
+            let detail = (object["error_description"] as? String).map { " (\(ConsoleText.oneLine($0)))" } ?? ""
             var advice = ""
             if error == "invalid_grant" {
                 advice = ": the key or refresh token was refused; check it is current and not revoked, and that the clock is right"
@@ -111,7 +137,13 @@ enum OAuthExchange {
             if error == "invalid_scope" { advice = ": the credentials may not request the firebase.messaging scope" }
             throw CredentialError("\(url) refused \(what): \(error)\(detail)\(advice)")
         }
-        return (token, (object["expires_in"] as? NSNumber)?.doubleValue ?? 3600)
+        return (token, expiresIn(object))
+    }
+
+    /// Some token services send expires_in as a string; google-auth reads both.
+    static func expiresIn(_ object: [String: Any]) -> Double {
+        if let number = object["expires_in"] as? NSNumber { return number.doubleValue }
+        return (object["expires_in"] as? String).flatMap(Double.init) ?? 3600
     }
 
     static func metadata(host: String, transport: any HTTPTransport) async throws -> (token: String, expiresIn: Double) {
