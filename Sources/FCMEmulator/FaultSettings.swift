@@ -160,7 +160,7 @@ enum Endpoint: String, CaseIterable, Sendable {
             if s == ["fcm", "notification"] { return m == "POST" ? .groupsMutate : .groupsGet }
             return s == ["fcm", "notification", "export"] ? .groupsExport : nil
         case "v1":
-            if s == ["v1", "token"] { return m == "POST" ? .stsToken : nil }
+            if s == ["v1", "token"] || s == ["v1", "oauthtoken"] { return m == "POST" ? .stsToken : nil }
             if s.count == 5, s[1] == "projects", s[3] == "serviceAccounts" { return m == "POST" ? .iamGenerateAccessToken : nil }
             if s.count == 4, s[1] == "projects", s[3] == "messages:send" { return .messagesSend }
             guard s.count >= 6, s[1] == "projects", s[3] == "registrations", s[5] == "topicSubscriptions" else { return nil }

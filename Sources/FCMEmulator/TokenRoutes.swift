@@ -12,6 +12,7 @@ struct TokenRoutes {
         switch (request.method, request.segments) {
         case ("POST", ["token"]): return await token(request, tokenURL: baseURL + "/token")
         case ("POST", ["v1", "token"]): return await exchange(request)
+        case ("POST", ["v1", "oauthtoken"]): return await refreshWorkforceUser(request)
         case ("POST", let s) where s.count == 5 && s[0] == "v1" && s[1] == "projects" && s[3] == "serviceAccounts":
             return await generateAccessToken(request, resource: s[4])
         case (_, let s) where s.first == "computeMetadata" || s.isEmpty: return await metadata(request)
@@ -60,6 +61,29 @@ struct TokenRoutes {
                     "access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer",
                     "issued_token_type": TokenAuthority.accessTokenType,
                 ])
+        } catch let error as TokenAuthority.GrantError {
+            return Self.oauthError(error)
+        } catch {
+            return Self.oauthError(400, "invalid_request", "\(error)")
+        }
+    }
+
+    /// STS's refresh endpoint for workforce identity federation users (`external_account_authorized_user`):
+    /// the refresh-token grant, the client named by HTTP basic authentication.
+    func refreshWorkforceUser(_ request: EmulatorRequest) async -> EmulatorResponse {
+        let form = Self.parseForm(request.body)
+        guard form["grant_type"] == "refresh_token" else {
+            return Self.oauthError(400, "unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")")
+        }
+        var clientID = form["client_id"]
+        if let header = request.headers["authorization"], header.hasPrefix("Basic "),
+            let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) })
+        {
+            clientID = decoded.split(separator: ":", maxSplits: 1).first.map(String.init)
+        }
+        do {
+            let grant = try await authority.exchange(refreshToken: form["refresh_token"] ?? "", clientID: clientID)
+            return .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
         } catch let error as TokenAuthority.GrantError {
             return Self.oauthError(error)
         } catch {

@@ -170,6 +170,25 @@ import Testing
         #expect(fcmRequests.allSatisfy { $0["user_project"] as? String == "from-env" }, "GOOGLE_CLOUD_QUOTA_PROJECT wins")
     }
 
+    @Test func workforceUserRefreshesAtSTSWithBasicAuthentication() async throws {
+        let emulator = try emulator(["--accept-refresh-token", "workforce-refresh"])
+        let workspace = try Workspace()
+        let credentials = try write(
+            [
+                "type": "external_account_authorized_user", "audience": "//iam.googleapis.com/locations/global/workforcePools/acme/providers/okta",
+                "refresh_token": "workforce-refresh", "token_url": "\(emulator.baseURL)/v1/oauthtoken", "client_id": "workforce-client",
+                "client_secret": "workforce-secret", "quota_project_id": "acme-billing",
+            ], "workforce.json", in: workspace)
+        let result = try await plan(emulator, workspace, credentials: credentials)
+        #expect(result.code == 2, "\(result.stderr)")
+        let refreshes = try await entries(emulator, "sts.token")
+        #expect(refreshes.map { $0["status"] as? Int } == [200])
+        #expect(fields(refreshes.first)["grant_type"] == "refresh_token")
+        #expect(fields(refreshes.first)["refresh_token"]?.hasPrefix("sha256:") == true)
+        #expect(fields(refreshes.first)["client_secret"] == nil, "the client authenticates in the header, not the form")
+        #expect(!(result.stdout + result.stderr).contains("workforce-secret"))
+    }
+
     @Test func aSubjectTokenThePoolDoesNotTrustIsAClearError() async throws {
         let emulator = try emulator()
         let workspace = try Workspace()
