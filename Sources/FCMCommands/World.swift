@@ -121,7 +121,10 @@ enum LiveStorage {
     static func store(_ location: GCSLocation, environment: [String: String], warn: @escaping @Sendable (String) -> Void) -> any StateStore {
         // Credentials are resolved before the transport exists, so a run without them starts no worker
         // thread; the transport that is made lives exactly as long as the storage that holds it.
-        let emulator = GCSObjectStorage.emulatorBase(environment)
+        // FCMCTL_STORAGE_ENDPOINT names another JSON API endpoint (a Private Service Connect one, or a test
+        // double) and keeps the credentials; STORAGE_EMULATOR_HOST, as in Google's client libraries, drops them.
+        let custom = environment["FCMCTL_STORAGE_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 }
+        let emulator = custom == nil ? GCSObjectStorage.emulatorBase(environment) : nil
         var source: CredentialSource?
         if emulator == nil {
             do {
@@ -140,7 +143,7 @@ enum LiveStorage {
             }
         }
         let storage = GCSObjectStorage(
-            bucket: location.bucket, base: emulator ?? "https://storage.googleapis.com",
+            bucket: location.bucket, base: custom ?? emulator ?? "https://storage.googleapis.com",
             sender: RequestSender(transport: lifetime.transport, credentials: credentials), lifetime: lifetime)
         return GCSStateStore(storage: storage, prefix: location.prefix, identity: .current(), version: FCMCtl.version, warn: warn)
     }

@@ -178,7 +178,7 @@ enum Endpoint: String, CaseIterable, Sendable {
             if s.count == 3, s[1] == "info" { return .iidInfo }
             if s.count == 6, s[1] == "v1", s[3] == "rel", s[4] == "topics" { return .iidRelation }
             return nil
-        case "token": return .oauthToken
+        case "token", "tokeninfo": return .oauthToken
         case "computeMetadata": return .metadata
         case nil where request.headers["metadata-flavor"] != nil: return .metadata
         default: return nil

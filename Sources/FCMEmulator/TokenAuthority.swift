@@ -56,6 +56,13 @@ actor TokenAuthority {
         return (token, max(1, Int(life) - 1))
     }
 
+    /// Seconds left of an issued token's life; nil for an unknown or expired one (static tokens never expire).
+    func remainingLife(of accessToken: String, now: Date = Date()) -> Double? {
+        if staticTokens.contains(accessToken) { return lifetime }
+        guard let grant = issued[accessToken], grant.expiry > now else { return nil }
+        return grant.expiry.timeIntervalSince(now)
+    }
+
     func principal(of accessToken: String) -> String? {
         if staticTokens.contains(accessToken) { return "static" }
         return issued[accessToken]?.principal

@@ -11,6 +11,7 @@ struct TokenRoutes {
     func handle(_ request: EmulatorRequest, baseURL: String) async -> EmulatorResponse? {
         switch (request.method, request.segments) {
         case ("POST", ["token"]): return await token(request, tokenURL: baseURL + "/token")
+        case ("GET", ["tokeninfo"]), ("POST", ["tokeninfo"]): return await tokenInfo(request)
         case ("POST", ["v1", "token"]): return await exchange(request)
         case ("POST", ["v1", "oauthtoken"]): return await refreshWorkforceUser(request)
         case ("POST", let s) where s.count == 5 && s[0] == "v1" && s[1] == "projects" && s[3] == "serviceAccounts":
@@ -66,6 +67,17 @@ struct TokenRoutes {
         } catch {
             return Self.oauthError(400, "invalid_request", "\(error)")
         }
+    }
+
+    /// Google's tokeninfo (`oauth2.googleapis.com/tokeninfo?access_token=`): how another server, such as a
+    /// test's stand-in for Cloud Storage, checks that a token the emulator issued is still valid.
+    func tokenInfo(_ request: EmulatorRequest) async -> EmulatorResponse {
+        let token = request.query["access_token"] ?? Self.parseForm(request.body)["access_token"] ?? ""
+        guard let remaining = await authority.remainingLife(of: token) else {
+            return Self.oauthError(400, "invalid_token", "Invalid Value")
+        }
+        let principal = await authority.principal(of: token) ?? ""
+        return .json(200, ["expires_in": "\(Int(remaining))", "access_type": "online", "azp": principal])
     }
 
     /// STS's refresh endpoint for workforce identity federation users (`external_account_authorized_user`):
