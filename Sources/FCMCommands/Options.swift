@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMCore
 import Foundation
 
 struct ManifestOptions: ParsableArguments {
@@ -24,7 +25,7 @@ struct StateOptions: ParsableArguments {
         var isDirectory: ObjCBool = false
         let directory =
             FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? first : (first as NSString).deletingLastPathComponent
+            ? first : PathText.directory(of: first)
         return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".fcmctl/state.json")
     }
 }

@@ -47,7 +47,7 @@ package struct ManifestStateSettings: Sendable {
         }
         guard let path else { return nil }
         if path.value.hasPrefix("/") { return path.value }
-        let directory = (path.location.file as NSString).deletingLastPathComponent
+        let directory = PathText.directory(of: path.location.file)
         return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(path.value)
     }
 }

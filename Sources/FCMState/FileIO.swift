@@ -72,7 +72,7 @@ enum FileIO {
 
     /// ENOENT from a directory we may not search looks like "no state": it is not, so it is reported.
     private static func checkParentReadable(_ path: String, what: String) throws -> [UInt8]? {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathText.directory(of: path)
         guard !directory.isEmpty else { return nil }
         if access(directory, F_OK) != 0 && errno != ENOENT {
             throw StateError("\(directory): cannot look for the \(what): \(errnoText()); check the directory's permissions")
@@ -91,7 +91,7 @@ enum FileIO {
             guard (info.st_mode & S_IFMT) == S_IFDIR else { throw StateError("\(directory): is not a directory") }
             return
         }
-        let parent = (directory as NSString).deletingLastPathComponent
+        let parent = PathText.directory(of: directory)
         if !parent.isEmpty && parent != directory { try ensureDirectory(parent) }
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw StateError("\(directory): cannot create the state directory: \(errnoText())")
@@ -115,7 +115,7 @@ enum FileIO {
     /// Writes a new file beside `path` (mode 0600), flushes it to disk and renames it over `path`, so a
     /// crash leaves the old file or the new one, never half of one.
     static func replaceAtomically(_ path: String, with bytes: [UInt8], what: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathText.directory(of: path)
         try ensureDirectory(directory)
         let temporary = "\(path).tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

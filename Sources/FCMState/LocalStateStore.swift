@@ -37,7 +37,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
     package var lockPath: String { path + ".lock" }
     package var serialPath: String { path + ".serial" }
     var directory: String {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.directory(of: path)
         return parent.isEmpty ? "." : parent
     }
 
