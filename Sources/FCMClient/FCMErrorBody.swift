@@ -7,21 +7,31 @@ struct FCMErrorBody: Sendable {
     var code: String
     var message: String
 
+    /// Both fields are printed: they are escaped here, once, for every caller (see `ConsoleText`).
     init(status: Int, body: Data) {
+        let (code, message) = Self.read(status: status, body: body)
+        self.code = ConsoleText.oneLine(code)
+        self.message = ConsoleText.oneLine(message)
+    }
+
+    private static func read(status: Int, body: Data) -> (code: String, message: String) {
+        let code: String
+        let message: String
         let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
         if let error = object?["error"] as? [String: Any] {
             let details = error["details"] as? [[String: Any]] ?? []
             let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"] as? String
-            code = fcmCode ?? (error["status"] as? String) ?? Self.statusName(status)
+            code = fcmCode ?? (error["status"] as? String) ?? statusName(status)
             message = error["message"] as? String ?? ""
         } else if let flat = object?["error"] as? String {
             code = flat
             message = (object?["error_description"] as? String) ?? flat
         } else {
-            code = Self.statusName(status)
+            code = statusName(status)
             let text = String(decoding: body.prefix(200), as: UTF8.self)
             message = text.contains("<") ? "a non-JSON (HTML) error page" : text
         }
+        return (code, message)
     }
 
     static func statusName(_ status: Int) -> String {

@@ -100,6 +100,6 @@ package struct GCSObjectStorage: ObjectStorage {
         if response.status == 412 { throw ObjectStorageError.preconditionFailed(name) }
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
         let message = (object?["error"] as? [String: Any])?["message"] as? String ?? String(decoding: response.body.prefix(300), as: UTF8.self)
-        throw ObjectStorageError.failed("HTTP \(response.status) for \(displayName)/\(name): \(message)")
+        throw ObjectStorageError.failed("HTTP \(response.status) for \(displayName)/\(name): \(ConsoleText.oneLine(message))")
     }
 }
