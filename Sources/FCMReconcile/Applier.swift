@@ -28,6 +28,9 @@ package struct ApplyReport: Sendable {
     package var outcomes: [OperationOutcome] = []
     /// Why the run stopped early, if it did.
     package var stopped: String?
+    /// Failed operations whose outcome was never observed (every reply lost, a timeout, a 5xx): FCM may
+    /// have made them, so they stay pending in the state until a refresh reads FCM. Counted among `failures`.
+    package var unsettled = 0
 
     package var failures: [OperationOutcome] { outcomes.filter { if case .failed = $0.status { true } else { false } } }
     package var gone: [OperationOutcome] { outcomes.filter { if case .gone = $0.status { true } else { false } } }
@@ -130,7 +133,14 @@ package struct Applier: Sendable {
             completions.append(gone ? .gone(ids: ids) : .done(ids: ids))
         }
 
-        func failed(_ address: String, _ action: String, _ registrations: [Registration], _ error: any Error) {
+        /// `events` are the ledger changes the failed request would have made: when its outcome is unknown,
+        /// each stays pending, so a change FCM made though no reply said so is found by the next refresh
+        /// instead of being lost from the state.
+        func failed(_ address: String, _ action: String, _ registrations: [Registration], _ error: any Error, events: [LedgerEvent] = []) {
+            if Applier.outcomeUnknown(error) {
+                for event in events { event.markPending(in: &ledger) }
+                report.unsettled += registrations.count
+            }
             let status: OperationOutcome.Status
             if let error = error as? FCMServiceError {
                 status = .failed(code: error.code, message: error.message, retryable: [429, 500, 502, 503, 504].contains(error.status))
@@ -197,7 +207,7 @@ package struct Applier: Sendable {
                 if !members.isEmpty { key = (try? await service.groupKey(name: change.name)) ?? key }
             } catch {
                 // Later steps assumed this one happened; stop this group and let the next plan recompute.
-                run.failed(change.address, step.operationName, step.registrations, error)
+                run.failed(change.address, step.operationName, step.registrations, error, events: [event])
                 if !steps.isEmpty {
                     run.notAttempted(change.address, "group steps", steps.flatMap(\.registrations), reason: "an earlier step of this group failed")
                 }
@@ -207,6 +217,13 @@ package struct Applier: Sendable {
     }
 
     static let noValidRegistrations = "no valid registration ids"
+
+    /// A refusal FCM answered (4xx) changed nothing; anything else (no answer, a lost reply, a timeout, a
+    /// 5xx) may have been carried out before it failed.
+    static func outcomeUnknown(_ error: any Error) -> Bool {
+        guard let error = error as? FCMServiceError else { return true }
+        return error.status >= 500 || error.status == 0
+    }
 
     /// Which of `registrations` FCM says are gone (read one by one: rare, and only after a refusal).
     func goneRegistrations(_ registrations: [Registration]) async -> Set<Registration> {
@@ -307,7 +324,7 @@ package struct Applier: Sendable {
         let outcomes: [Registration: SubscriptionOutcome]
         switch result {
         case .failure(let error):
-            run.failed(address, batch.action.rawValue, Array(batch.registrations), error)
+            run.failed(address, batch.action.rawValue, Array(batch.registrations), error, events: batch.registrations.map(batch.event))
             if batch.action == .subscribe { run.failedAdditions.formUnion(batch.registrations) }
             return
         case .success(let answers):

@@ -26,4 +26,35 @@ import Testing
             #expect(try await emulator.groupMembers(sender: "42", name: "g\(group)")?.count == 2)
         }
     }
+
+    /// Every reply lost: FCM made each change and no answer said so. The apply fails (exit 3) but keeps each
+    /// change pending, so the next run reads FCM, records what exists, and can remove it: emptying the
+    /// manifest leaves no orphan in FCM.
+    @Test func changesWhoseEveryReplyIsLostArePendingNotForgotten() async throws {
+        let emulator = try EmulatorProcess(arguments: ["--drop-after-commit-rate", "1"])
+        let workspace = try Workspace()
+        let members = (1...20).map { token($0, prefix: "lost") }
+        try workspace.write(
+            "project: {id: p, senderId: \"42\"}\ngroups:\n  family:\n    members: [\"\(members[0])\", \"\(members[1])\"]\n"
+                + "topics:\n  news: [" + members.map { "\"\($0)\"" }.joined(separator: ", ") + "]\n")
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        let apply = await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator)
+        #expect(apply.code == 3, "\(apply.stdout)\(apply.stderr)")
+        #expect(apply.stdout.contains("22 of the failed may have happened"), "\(apply.stdout)")
+        for registration in members { #expect(try await emulator.topics(of: registration) == ["news"], "FCM made the change") }
+        #expect(try await emulator.groupMembers(sender: "42", name: "family")?.count == 2)
+        let state = try String(contentsOfFile: workspace.statePath, encoding: .utf8)
+        #expect(state.contains("pending"), "the unsettled changes are in the state")
+
+        var (_, faults) = try await emulator.admin("GET", "/emulator/v1/faults")
+        faults["drop_after_commit"] = [Any]()
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: faults), as: UTF8.self)
+        #expect(try await emulator.admin("PUT", "/emulator/v1/faults", json: body).0 == 200)
+
+        try workspace.write("project: {id: p, senderId: \"42\"}\n")
+        let emptied = await CLI.run(["apply", "--auto-approve", "--allow-empty"] + common, emulator: emulator)
+        #expect(emptied.code == 0, "\(emptied.stdout)\(emptied.stderr)")
+        for registration in members { #expect(try await emulator.topics(of: registration) == [], "no orphan subscription") }
+        #expect(try await emulator.groupMembers(sender: "42", name: "family") == nil, "no orphan group")
+    }
 }

@@ -62,5 +62,8 @@ struct ApplyTextRenderer {
         return
             "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
             + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), \(failed) failed."
+            + (report.unsettled > 0
+                ? " \(report.unsettled) of the failed may have happened (no answer said): they stay pending in the state until the next plan reads FCM."
+                : "")
     }
 }

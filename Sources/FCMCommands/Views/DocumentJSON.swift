@@ -133,7 +133,8 @@ enum DocumentJSON {
                     .object([
                         ("succeeded", .bool(report.succeeded)), ("operations_done", .int(report.operationsDone)),
                         ("requests", .int(report.requestsSucceeded)), ("skipped_gone", .int(report.gone.reduce(0) { $0 + $1.registrations.count })),
-                        ("failed", .int(failed)), ("not_attempted", .int(report.notAttempted)), ("stopped", .optional(report.stopped)),
+                        ("failed", .int(failed)), ("unsettled", .int(report.unsettled)), ("not_attempted", .int(report.notAttempted)),
+                        ("stopped", .optional(report.stopped)),
                     ])
                 ),
                 (
