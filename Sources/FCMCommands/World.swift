@@ -119,7 +119,8 @@ enum LiveStorage {
     /// The JSON API of GCS (or of the emulator STORAGE_EMULATOR_HOST names, without credentials), on its
     /// own libcurl transport with the FCM client's retry policy.
     static func store(_ location: GCSLocation, environment: [String: String], warn: @escaping @Sendable (String) -> Void) -> any StateStore {
-        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8))
+        let transport = CurlTransport(
+            options: CurlTransport.Options(maximumConnectionsPerHost: 8, loop: CurlTransport.Loop(environment: environment)))
         var credentials: (any AccessTokenProvider)?
         var base = "https://storage.googleapis.com"
         if let emulator = GCSObjectStorage.emulatorBase(environment) {
@@ -148,7 +149,8 @@ enum LiveConnection {
         } catch {
             throw ConnectError(description: "\(error)")
         }
-        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism))
+        let transport = CurlTransport(
+            options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
         let credentials: any AccessTokenProvider
         do {
             credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
@@ -172,7 +174,8 @@ enum LiveConnection {
                 description: "no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
         }
         if options.verbose {
-            Console.current.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")
+            Console.current.err(
+                "Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id). HTTP: libcurl, \(transport.loop) loop.")
         }
         let statistics = SendStatistics()
         // Paced requests and retries sleep on the transport's own loop, and wake there.
