@@ -1,8 +1,14 @@
 #ifndef FCMCTL_CCURL_SHIM_H
 #define FCMCTL_CCURL_SHIM_H
 #include <curl/curl.h>
+/* The portable event loop waits in curl_multi_poll and is woken by curl_multi_wakeup (7.68). */
+#if LIBCURL_VERSION_NUM < 0x074400
+#error "fcmctl needs libcurl 7.68 or later"
+#endif
+#ifdef __linux__
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#endif
 
 /* curl_easy_setopt and friends are variadic, which Swift cannot call; these typed wrappers can. */
 typedef size_t (*fcm_curl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
@@ -38,6 +44,7 @@ static inline CURLMcode fcm_multi_socket_timeout(CURLM *m, int *running) {
     return curl_multi_socket_action(m, CURL_SOCKET_TIMEOUT, 0, running);
 }
 
+#ifdef __linux__
 /* struct epoll_event is packed on x86-64, which Swift cannot lay out: these take and give plain values. */
 static inline int fcm_epoll_update(int epfd, int op, int fd, int in, int out) {
     struct epoll_event event;
@@ -62,6 +69,7 @@ static inline int fcm_epoll_wait(int epfd, int *fds, int *flags, int max, int ti
     }
     return n;
 }
+#endif
 
 /* Restricting to HTTP(S) keeps a hostile redirect or URL from reaching file:// or other protocols. */
 static inline CURLcode fcm_easy_restrict_http(CURL *h) {

@@ -1,14 +1,10 @@
 import CCurl
 import Foundation
-import Synchronization
 
-/// HTTP over libcurl's multi socket interface: one worker thread drives every transfer, so hundreds of
-/// requests can be in flight on a few keep-alive (or HTTP/2 multiplexed) connections without a thread
-/// per request. Callers await a continuation that the worker resumes when curl reports completion.
-///
-/// The worker waits in epoll on the sockets curl names and acts on the ones that are ready: with 512
-/// connections open at 50 ms latency, polling them all (curl_multi_poll) for every answer cost more than
-/// the answers themselves.
+/// HTTP over libcurl's multi interface: one worker thread drives every transfer, so hundreds of requests
+/// can be in flight on a few keep-alive (or HTTP/2 multiplexed) connections without a thread per request.
+/// Callers await a continuation that the worker resumes when curl reports completion. How the worker waits
+/// for curl is its `Loop` (epoll on Linux, curl_multi_poll elsewhere); everything else is the same on both.
 package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Sendable {
     package struct Options: Sendable {
         package var connectTimeout: Duration = .seconds(10)
@@ -17,14 +13,18 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
         /// HTTP/1.1 (the emulator) needs a connection per request in flight; over TLS curl multiplexes
         /// requests on HTTP/2 connections and opens far fewer.
         package var maximumConnectionsPerHost = 64
+        package var loop: Loop
 
-        package init(maximumConnectionsPerHost: Int = 64) {
+        /// `loop` nil: the one this process's `FCMCTL_CURL_LOOP` names (see `Loop.init(environment:)`).
+        package init(maximumConnectionsPerHost: Int = 64, loop: Loop? = nil) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.loop = loop ?? Loop(environment: ProcessInfo.processInfo.environment)
         }
     }
 
     private let options: Options
     private let multi: UnsafeMutableRawPointer
+    private let events: any CurlEventLoop
     private let lock = NSLock()
     private var pending: [CurlTransfer] = []
     /// Jobs of tasks that prefer this transport as their executor (see `enqueue`).
@@ -37,24 +37,15 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     private var idle: [CurlTransfer] = []
     private var stopping = false
     private var worker: Thread?
-    private let epoll: Int32
-    /// Written to wake the worker when requests are queued or the transport shuts down.
-    private let wakeup: Int32
-    // Owned by the worker thread only (curl calls the socket and timer callbacks from it).
+    // Owned by the worker thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// What each socket is registered for in epoll (bit 1: in, bit 2: out).
-    private var watched: [Int32: Int32] = [:]
-    /// Sockets curl stopped watching (an idle keep-alive connection) but that stay registered for input: most
-    /// are wanted again by the next request, and an add and a delete per request were a twentieth of the CPU.
-    /// One that turns readable while parked (the server closed it) is taken out; curl finds it dead on reuse.
-    private var parked = Set<Int32>() {
-        didSet { parkedCount.store(parked.count, ordering: .relaxed) }
-    }
-    private let parkedCount = Atomic<Int>(0)
 
-    /// Idle connections whose sockets stay registered (for tests: the worker owns `parked`).
-    package var parkedSockets: Int { parkedCount.load(ordering: .relaxed) }
-    private var timerDue: ContinuousClock.Instant?
+    /// The event loop this transport's worker waits in.
+    package var loop: Loop { options.loop }
+
+    /// Idle connections whose sockets stay registered (for tests: the worker owns them). Only the epoll loop
+    /// keeps any; curl_multi_poll watches the sockets of transfers in flight alone.
+    package var parkedSockets: Int { events.parkedSockets }
 
     package init(options: Options = Options()) {
         CurlGlobal.initialize()
@@ -67,31 +58,29 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
         // were in flight (between phases, at the tail of a wave) it closed the others, and the next wave
         // opened them again (352 connections for 22,000 requests at 32 in flight).
         _ = fcm_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, options.maximumConnectionsPerHost + 16)
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeup = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard epoll >= 0, wakeup >= 0 else { fatalError("epoll_create1 or eventfd failed: \(String(cString: strerror(errno)))") }
-        _ = fcm_epoll_update(epoll, EPOLL_CTL_ADD, wakeup, 1, 0)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = fcm_multi_setopt_socket_callback(multi, curlSocketChanged)
-        _ = fcm_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, me)
-        _ = fcm_multi_setopt_timer_callback(multi, curlTimerChanged)
-        _ = fcm_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, me)
-        let thread = Thread { [unowned self] in self.run() }
+        switch options.loop {
+        #if os(Linux)
+            case .epoll: events = CurlEpollLoop(multi: multi)
+        #endif
+        case .poll: events = CurlPollLoop(multi: multi)
+        }
+        // The worker holds the transport until its loop ends, so a transport dropped without `shutdown` can
+        // never be freed under a running worker (an unowned reference here aborted such runs); the reference
+        // is a retain taken now and released when `run` returns, not a capture, so it makes no cycle with
+        // `worker`.
+        let retained = Unmanaged.passRetained(self)
+        let thread = Thread { retained.takeRetainedValue().run() }
         thread.name = "fcmctl-curl"
         worker = thread
         thread.start()
     }
 
     deinit {
+        // Before `events` goes: closing the connections calls its socket callbacks.
         curl_multi_cleanup(multi)
-        close(epoll)
-        close(wakeup)
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeup, &one, 8)
-    }
+    private func wake() { events.wake() }
 
     /// Stops the worker after failing whatever is still queued; call once when the process is done.
     package func shutdown() {
@@ -106,8 +95,13 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
 
     package func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let reused = lock.withLock { idle.popLast() }
-        let transfer =
-            try reused ?? CurlTransfer(options: options, onClose: curlSocketClosed, closeContext: Unmanaged.passUnretained(self).toOpaque())
+        let transfer: CurlTransfer
+        if let reused {
+            transfer = reused
+        } else {
+            let closeSocket = events.closeSocket
+            transfer = try CurlTransfer(options: options, onClose: closeSocket?.callback, closeContext: closeSocket?.context)
+        }
         transfer.prepare(request)
         return try await withCheckedThrowingContinuation { continuation in
             transfer.continuation = continuation
@@ -190,9 +184,6 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     }
 
     private func run() {
-        var running: Int32 = 0
-        var fds = [Int32](repeating: 0, count: 256)
-        var flags = [Int32](repeating: 0, count: 256)
         lock.withLock { workerThread = pthread_self() }
         let executor = asUnownedTaskExecutor()
         while true {
@@ -236,33 +227,9 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                 active[transfer.easy] = transfer
                 curl_multi_add_handle(multi, transfer.easy)
             }
-            var timeout: Int32 = 1000
             let sleeperDue = wakeSleepers()
-            if lock.withLock({ !jobs.isEmpty || !pending.isEmpty }) {
-                timeout = 0
-            } else if let due = [timerDue, sleeperDue].compactMap({ $0 }).min() {
-                let left = ContinuousClock.now.duration(to: due)
-                timeout =
-                    left <= .zero ? 0 : Int32(min(1000, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
-            }
-            let ready = fcm_epoll_wait(epoll, &fds, &flags, Int32(fds.count), timeout)
-            for index in 0..<max(0, Int(ready)) {
-                if fds[index] == wakeup {
-                    var count: UInt64 = 0
-                    _ = read(wakeup, &count, 8)
-                    continue
-                }
-                if parked.contains(fds[index]) {
-                    unwatch(fds[index])
-                    continue
-                }
-                curl_multi_socket_action(multi, fds[index], flags[index], &running)
-            }
-            if let timerDue, timerDue <= ContinuousClock.now {
-                // One-shot: curl sets the next timeout from inside this call if it needs one.
-                self.timerDue = nil
-                fcm_multi_socket_timeout(multi, &running)
-            }
+            let busy = lock.withLock { !jobs.isEmpty || !pending.isEmpty }
+            events.waitAndPerform(until: sleeperDue, block: !busy)
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
@@ -277,66 +244,6 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
             }
         }
     }
-
-    /// curl wants `socket` watched for `what` (CURL_POLL_IN, _OUT, _INOUT) or no longer (CURL_POLL_REMOVE).
-    fileprivate func socketChanged(_ socket: Int32, _ what: Int32) {
-        if what == CURL_POLL_REMOVE {
-            // Registered for input only, it can wait for its next request as it is (see `parked`); registered for
-            // output it would wake the loop at every turn.
-            if watched[socket] == 1 {
-                parked.insert(socket)
-            } else {
-                unwatch(socket)
-            }
-            return
-        }
-        parked.remove(socket)
-        let input: Int32 = what == CURL_POLL_IN || what == CURL_POLL_INOUT ? 1 : 0
-        let output: Int32 = what == CURL_POLL_OUT || what == CURL_POLL_INOUT ? 1 : 0
-        let wanted = input | output << 1
-        let registered = watched[socket]
-        if registered == wanted { return }
-        // ADD and MOD fall back on each other, should a descriptor ever be closed without the callback.
-        let first = registered == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        if fcm_epoll_update(epoll, first, socket, input, output) != 0 {
-            _ = fcm_epoll_update(epoll, first == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, socket, input, output)
-        }
-        watched[socket] = wanted
-    }
-
-    private func unwatch(_ socket: Int32) {
-        _ = fcm_epoll_update(epoll, EPOLL_CTL_DEL, socket, 0, 0)
-        watched[socket] = nil
-        parked.remove(socket)
-    }
-
-    /// curl closes `socket`: a closed descriptor leaves epoll by itself, and its number may be handed out again.
-    fileprivate func socketClosed(_ socket: Int32) {
-        watched[socket] = nil
-        parked.remove(socket)
-    }
-
-    /// curl wants to be called back in `milliseconds` (-1: never).
-    fileprivate func timerChanged(_ milliseconds: Int) {
-        timerDue = milliseconds < 0 ? nil : ContinuousClock.now + .milliseconds(milliseconds)
-    }
-}
-
-private let curlSocketChanged: fcm_curl_socket_callback = { _, socket, what, userp, _ in
-    guard let userp else { return 0 }
-    Unmanaged<CurlTransport>.fromOpaque(userp).takeUnretainedValue().socketChanged(socket, what)
-    return 0
-}
-
-private let curlSocketClosed: fcm_curl_closesocket_callback = { context, socket in
-    if let context { Unmanaged<CurlTransport>.fromOpaque(context).takeUnretainedValue().socketClosed(socket) }
-    return close(socket)
-}
-
-private let curlTimerChanged: fcm_curl_timer_callback = { _, milliseconds, userp in
-    guard let userp else { return 0 }
-    Unmanaged<CurlTransport>.fromOpaque(userp).takeUnretainedValue().timerChanged(milliseconds)
-    return 0
 }
 
 private enum CurlGlobal {

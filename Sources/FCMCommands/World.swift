@@ -133,7 +133,8 @@ enum LiveStorage {
                 return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
             }
         }
-        let lifetime = TransportLifetime(CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8)))
+        let lifetime = TransportLifetime(
+            CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8, loop: CurlTransport.Loop(environment: environment))))
         var credentials: (any AccessTokenProvider)?
         if let source {
             do {
@@ -160,7 +161,8 @@ enum LiveConnection {
         } catch {
             throw ConnectError(description: "\(error)")
         }
-        let transport = CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism))
+        let transport = CurlTransport(
+            options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
         let credentials: any AccessTokenProvider
         do {
             credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
@@ -184,7 +186,8 @@ enum LiveConnection {
                 description: "no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
         }
         if options.verbose {
-            Console.current.err("Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id).")
+            Console.current.err(
+                "Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id). HTTP: libcurl, \(transport.loop) loop.")
         }
         let statistics = SendStatistics()
         // Paced requests and retries sleep on the transport's own loop, and wake there.

@@ -1,5 +1,6 @@
 import FCMClient
 import Foundation
+import Synchronization
 import Testing
 
 @Suite struct RateLimiterTests {
@@ -95,6 +96,36 @@ import Testing
             "the last slot is at 0.399 s, released at most a tick early: \(clock.now())")
     }
 
+    /// As in a live run, paced callers and the limiter's sleeper run on the transport's worker and sleep on its
+    /// loop; time moves only by what was slept, so no booking can find its slot already past.
+    @Test(arguments: CurlTransport.Loop.allCases) func pacedCallersOnTheWorkerLeaveInTheOrderTheyBooked(loop: CurlTransport.Loop) async {
+        final class Log: Sendable {
+            let booked = Mutex(0)
+            let left = Mutex<[Int]>([])
+        }
+        let transport = CurlTransport(options: .init(loop: loop))
+        defer { transport.shutdown() }
+        let clock = WorkerSleepClock(transport: transport)
+        let limiter = RateLimiter(perSecond: 1000, clock: clock, burstSeconds: 0, executor: transport)
+        let log = Log()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<60 {
+                group.addTask(executorPreference: transport) {
+                    // The worker runs one job at a time: nothing books between taking a number and booking a slot.
+                    let number = log.booked.withLock { count in
+                        defer { count += 1 }
+                        return count
+                    }
+                    try? await limiter.acquire()
+                    log.left.withLock { $0.append(number) }
+                }
+            }
+        }
+        // 60 slots a millisecond apart, released a tick (25 ms) at a time by several sleeps on the loop.
+        #expect(log.left.withLock { $0 } == Array(0..<60))
+        #expect(clock.slept >= 0.059 - RateLimiter.tick)
+    }
+
     @Test func zeroMeansUnpaced() async throws {
         let clock = ManualPacingClock()
         let limiter = RateLimiter(perSecond: 0, clock: clock)
@@ -169,4 +200,24 @@ import Testing
             #expect("\(error)".contains("'gdch_service_account' are not supported"))
         }
     }
+}
+
+/// Sleeps on a transport's worker loop, but measures time by what was slept alone.
+final class WorkerSleepClock: PacingClock, @unchecked Sendable {
+    private let transport: CurlTransport
+    private let manual = ManualPacingClock()
+
+    init(transport: CurlTransport) { self.transport = transport }
+
+    /// Seconds slept so far.
+    var slept: Double { manual.now() }
+
+    func now() -> Double { manual.now() }
+
+    func sleep(seconds: Double) async throws {
+        await transport.sleep(seconds: seconds)
+        manual.advance(seconds)
+    }
+
+    func wallTime() -> Date { manual.wallTime() }
 }

@@ -11,7 +11,9 @@
   paced    CPU of the same apply paced at --qps 2900 against unpaced, no latency, no quota.
   cpu      fcmctl's CPU per change for the same 100,000 changes (or each of --sizes; no latency, no quota), best
            of --runs, for this build and, with --compare OTHER_FCMCTL, another build alternating in the same run
-           (a before/after of a change: build the older commit into its own folder first).
+           (a before/after of a change: build the older commit into its own folder first). With
+           --compare-env NAME=VALUE the compared run is this build (or OTHER_FCMCTL) with that variable set,
+           e.g. FCMCTL_CURL_LOOP=poll for the portable event loop against epoll.
 
 Build first: make release
 """
@@ -227,15 +229,17 @@ def cpu(args):
 
 def cpu_size(args, size):
     fleet = generate(f"/tmp/fcmctl-bench-sdk-{size // 10}", size // 10, 10, 10)
-    binaries = [("this build", FCMCTL)] + ([("compared", args.compare)] if args.compare else [])
-    results = {name: [] for name, _ in binaries}
+    compared = args.compare or (FCMCTL if args.compare_env else None)
+    extra = dict(setting.split("=", 1) for setting in args.compare_env)
+    binaries = [("this build", FCMCTL, {})] + ([("compared", compared, extra)] if compared else [])
+    results = {name: [] for name, _, _ in binaries}
     for _ in range(args.runs):
-        for name, binary in binaries:
+        for name, binary, environment in binaries:
             emulator = Emulator("--subscription-qps", "0")
             try:
                 state = os.path.join(emulator.directory, "state.json")
                 code, output, wall, used = run([binary, "apply", "--auto-approve", "-f", fleet, "--state", state,
-                                                "--parallelism", str(args.parallelism), "--qps", "0"], {"FCM_EMULATOR_HOST": emulator.host})
+                                                "--parallelism", str(args.parallelism), "--qps", "0"], {"FCM_EMULATOR_HOST": emulator.host, **environment})
                 if code != 0 or emulator.stats()["subscriptions"] != size:
                     sys.exit(output)
             finally:
@@ -244,7 +248,7 @@ def cpu_size(args, size):
     for name, samples in results.items():
         used, wall = min(samples)
         print(f"cpu: {size} changes, {name:10} best of {args.runs}: CPU {used:6.3f} s = {used / size * 1e6:6.1f} us/change, wall {wall:6.2f} s")
-    if args.compare:
+    if compared:
         mine, other = min(results["this build"])[0], min(results["compared"])[0]
         print(f"cpu: {size} changes: this build uses {(mine / other - 1) * 100:+.1f}% CPU per change against the compared build")
 
@@ -256,6 +260,8 @@ def main():
     parser.add_argument("--qps", type=float, default=2900)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--compare", help="another fcmctl binary, for `cpu`")
+    parser.add_argument("--compare-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="environment of the compared `cpu` run (this build unless --compare)")
     parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
                         help="changes per `sdk` or `cpu` run, comma-separated (multiples of 10; sdk: 1000,20000,100000, cpu: 100000)")
     args = parser.parse_args()

@@ -24,6 +24,8 @@ enum CLI {
         let capture = Capture()
         var environment: [String: String] = [:]
         if let emulator { environment["FCM_EMULATOR_HOST"] = emulator.host }
+        // `FCMCTL_CURL_LOOP=poll swift test` runs the in-process commands on that loop too.
+        environment["FCMCTL_CURL_LOOP"] = ProcessInfo.processInfo.environment["FCMCTL_CURL_LOOP"]
         let console = Console(
             writeOut: { capture.appendOut($0) }, writeErr: { capture.appendErr($0) },
             readLine: { stdin }, isInteractive: stdin != nil, environment: environment)
