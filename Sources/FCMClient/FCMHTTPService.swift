@@ -57,6 +57,11 @@ package struct FCMHTTPService: FCMService {
         guard let ids = object?["registration_ids"] as? [String] else {
             throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of group/\(name) has no registration_ids")
         }
+        // FCM deletes a group when its last member leaves, so a key with no members is an answer that would
+        // forget the group's record without FCM saying the group is gone: unreadable.
+        guard !ids.isEmpty else {
+            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of group/\(name) lists no members for a live key")
+        }
         return Set(ids.map(Registration.init(inferring:)))
     }
 
@@ -143,18 +148,53 @@ package struct FCMHTTPService: FCMService {
     }
 
     /// Field casing is [UNCERTAIN] (wire reference §1B): snake_case in Firebase's docs, lowerCamelCase in
-    /// generated clients, so both are read.
-    static func subscriptionPage(_ body: Data) throws -> (topics: [String], next: String?) {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
-            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the topic list is not a JSON object")
+    /// generated clients, so both are read. Strictly: an absent list is an empty one (proto3 JSON omits empty
+    /// repeated fields), but a list of another type, or an item without a readable topic, makes the whole
+    /// answer unreadable. Read as empty, a garbled answer would forget recorded subscriptions that still exist.
+    package static func subscriptionPage(_ body: Data) throws -> (topics: [String], next: String?) {
+        func unreadable(_ why: String) -> FCMServiceError {
+            FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the topic list is unreadable: \(why)")
         }
-        let items = (object["topic_subscriptions"] ?? object["topicSubscriptions"]) as? [[String: Any]] ?? []
-        let topics = items.compactMap { item -> String? in
-            if let topic = (item["topic_name"] ?? item["topicName"]) as? String { return topic }
-            return (item["name"] as? String)?.split(separator: "/").last.map(String.init)
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { throw unreadable("not a JSON object") }
+        var topics: [String] = []
+        if let field = object["topic_subscriptions"] ?? object["topicSubscriptions"] {
+            guard let items = field as? [Any] else { throw unreadable("topicSubscriptions is not a list") }
+            for item in items {
+                guard let item = item as? [String: Any] else { throw unreadable("an item of topicSubscriptions is not an object") }
+                if let topic = (item["topic_name"] ?? item["topicName"]) as? String, !topic.isEmpty {
+                    topics.append(topic)
+                } else if let name = item["name"] as? String, let topic = name.split(separator: "/").last, name.contains("/topicSubscriptions/") {
+                    topics.append(String(topic))
+                } else {
+                    throw unreadable("an item of topicSubscriptions names no topic")
+                }
+            }
         }
-        let next = (object["next_page_token"] ?? object["nextPageToken"]) as? String
+        let token = object["next_page_token"] ?? object["nextPageToken"]
+        guard token == nil || token is String else { throw unreadable("nextPageToken is not a string") }
+        let next = token as? String
         return (topics, next?.isEmpty == false ? next : nil)
+    }
+
+    /// A 2xx to a change must be the answer of that change: a JSON object, and for a create the subscription
+    /// it made (when the answer names a topic, the one asked for). An HTML page or garbage from a proxy is not
+    /// FCM saying yes; it is an answer of unknown meaning, so the change stays pending (see `Applier`).
+    package static func checkChangeAnswer(_ response: HTTPResponse, _ change: SubscriptionChange) throws {
+        // google.protobuf.Empty comes as `{}`; an empty body to a delete is read the same way.
+        if change.action == .unsubscribe && response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }) { return }
+        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        guard let object else {
+            throw FCMServiceError(
+                status: response.status, code: "BAD_RESPONSE",
+                message: "the answer to \(change.action.rawValue) topic/\(change.topic) is not a JSON object")
+        }
+        guard change.action == .subscribe else { return }
+        let named =
+            (object["topic_name"] ?? object["topicName"]) as? String ?? (object["name"] as? String)?.split(separator: "/").last.map(String.init)
+        if let named, named != change.topic {
+            throw FCMServiceError(
+                status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe topic/\(change.topic) names topic \(named)")
+        }
     }
 
     package var v1Headers: [(String, String)] { Self.v1HeaderList }
@@ -169,7 +209,10 @@ package struct FCMHTTPService: FCMService {
         }
         let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })
         let response = try await send(request, pacedCost: 1)
-        if response.status == 200 { return .done }
+        if response.status == 200 {
+            try Self.checkChangeAnswer(response, change)
+            return .done
+        }
         let error = FCMErrorBody(status: response.status, body: response.body)
         // 409 ALREADY_EXISTS on create means the goal holds; the SDKs count it as success too.
         if change.action == .subscribe, response.status == 409 || error.code == "ALREADY_EXISTS" { return .done }

@@ -19,9 +19,18 @@ struct IIDTopics {
             if error.code == "InvalidToken" || error.meansRegistrationGone { return .gone(reason: error.code) }
             throw FCMServiceError(status: response.status, code: error.code, message: "reading a registration's topics (iid/info): \(error.message)")
         }
-        let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
-        // `rel` is omitted when the registration has no topics.
-        let topics = ((object["rel"] as? [String: Any])?["topics"] as? [String: Any])?.keys ?? [String: Any]().keys
+        // `rel` is omitted when the registration has no topics; present, it must be what the reference shows,
+        // or the answer would be read as "no topics" and forget recorded subscriptions.
+        guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any] else {
+            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "iid/info answered with something other than a JSON object")
+        }
+        var topics = [String: Any]().keys
+        if let rel = object["rel"] {
+            guard let rel = rel as? [String: Any], let listed = rel["topics"] as? [String: Any] else {
+                throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "iid/info's rel.topics is not an object of topics")
+            }
+            topics = listed.keys
+        }
         return .active(topics: service.topicSets.intern(Set(topics.map { service.topicNames.intern($0) })))
     }
 
@@ -48,6 +57,9 @@ struct IIDTopics {
         }
         var outcomes: [Registration: SubscriptionOutcome] = [:]
         for (registration, result) in zip(registrations, results) {
+            if let error = result["error"], !(error is String) {
+                throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "an IID batch result's error is not a string")
+            }
             switch result["error"] as? String {
             case nil: outcomes[registration] = .done
             case "NOT_FOUND", "INVALID_ARGUMENT", "PERMISSION_DENIED": outcomes[registration] = .registrationGone(reason: result["error"] as! String)

@@ -219,10 +219,11 @@ package struct Applier: Sendable {
     static let noValidRegistrations = "no valid registration ids"
 
     /// A refusal FCM answered (4xx) changed nothing; anything else (no answer, a lost reply, a timeout, a
-    /// 5xx) may have been carried out before it failed.
+    /// 5xx, an unreadable 2xx) may have been carried out before it failed.
     static func outcomeUnknown(_ error: any Error) -> Bool {
         guard let error = error as? FCMServiceError else { return true }
-        return error.status >= 500 || error.status == 0
+        // A 2xx whose body made no sense (an HTML page from a proxy, say) is no refusal either.
+        return error.status >= 500 || error.status == 0 || (200..<300).contains(error.status)
     }
 
     /// Which of `registrations` FCM says are gone (read one by one: rare, and only after a refusal).

@@ -1,0 +1,38 @@
+import FCMClient
+import FCMCore
+import Foundation
+import Testing
+
+/// Answers that would forget or invent records if read leniently are errors instead.
+@Suite struct StrictAnswerTests {
+    func page(_ json: String) throws -> [String] { try FCMHTTPService.subscriptionPage(Data(json.utf8)).topics }
+
+    @Test func wellFormedListsInEitherCasing() throws {
+        #expect(
+            try page(#"{"topicSubscriptions": [{"topicName": "a"}, {"name": "projects/p/registrations/r/topicSubscriptions/b"}]}"#) == ["a", "b"])
+        #expect(try page(#"{"topic_subscriptions": [{"topic_name": "c"}]}"#) == ["c"])
+        #expect(try page("{}") == [], "proto3 JSON leaves an empty list out")
+    }
+
+    @Test(arguments: [
+        #"{"topicSubscriptions": "news"}"#, #"{"topicSubscriptions": null}"#, #"{"topicSubscriptions": {"topicName": "a"}}"#,
+        #"{"topicSubscriptions": ["a"]}"#, #"{"topicSubscriptions": [{"topicName": 7}]}"#, #"{"topicSubscriptions": [{}]}"#,
+        #"{"topicSubscriptions": [], "nextPageToken": 3}"#, "<html>Bad Gateway</html>", "[]",
+    ])
+    func wrongTypesAreUnreadableNotEmpty(json: String) {
+        #expect(throws: FCMServiceError.self) { try page(json) }
+    }
+
+    func answer(_ body: String, status: Int = 200) -> HTTPResponse { HTTPResponse(status: status, headers: [:], body: Data(body.utf8)) }
+
+    @Test func aChangeIsDoneOnlyWhenItsAnswerSaysSo() throws {
+        let subscribe = SubscriptionChange(topic: "news", registration: Registration(inferring: "r1"), action: .subscribe)
+        let unsubscribe = SubscriptionChange(topic: "news", registration: Registration(inferring: "r1"), action: .unsubscribe)
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"name": "projects/p/registrations/r1/topicSubscriptions/news"}"#), subscribe)
+        try FCMHTTPService.checkChangeAnswer(answer("{}"), subscribe)
+        try FCMHTTPService.checkChangeAnswer(answer(""), unsubscribe)
+        #expect(throws: FCMServiceError.self) { try FCMHTTPService.checkChangeAnswer(answer("<html>ok</html>"), subscribe) }
+        #expect(throws: FCMServiceError.self) { try FCMHTTPService.checkChangeAnswer(answer("garbage"), unsubscribe) }
+        #expect(throws: FCMServiceError.self) { try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "sports"}"#), subscribe) }
+    }
+}
