@@ -197,7 +197,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let annotations = problems.map { line -> Diagnostic in
             line.hasPrefix("error: ") ? .error(String(line.dropFirst(7))) : .warning(line.replacingOccurrences(of: "warning: ", with: ""))
         }
-        try Presenter(options: output, command: "apply").show(
+        try Presenter(options: output, command: "apply", secret: redactor.showTokens).show(
             Presentation(
                 text: { text },
                 json: { DocumentJSON.apply(plan, report: report, redactor: redactor, state: state, notices: notices) },

@@ -32,7 +32,7 @@ struct DriftCommand: AsyncParsableCommand {
             report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),
             maxMembers: output.maxMembers, notices: computed.deprecations)
         let palette = output.palette(console: Console.current)
-        try Presenter(options: output, command: "drift").show(
+        try Presenter(options: output, command: "drift", secret: run.showTokens).show(
             Presentation(
                 text: { view.text(palette: palette) }, json: { view.json() }, markdown: { view.markdown(maxChars: $0) },
                 annotations: view.annotations(desired: computed.desired)))

@@ -50,34 +50,41 @@ struct ImportOptions: ParsableArguments {
         } catch {
             throw fail("the imported YAML could not be formatted: \(error)")
         }
-        if let output {
-            guard !FileManager.default.fileExists(atPath: output) else {
-                throw fail("\(output) exists; import writes a new file (merge it by hand, or choose another -o)")
-            }
-            do {
-                try Data(formatted.utf8).write(to: URL(fileURLWithPath: output), options: .withoutOverwriting)
-            } catch {
-                throw fail("cannot write \(output): \(error.localizedDescription)")
-            }
-        } else {
-            console.writeOut(formatted)
-        }
+        if output == nil { console.writeOut(formatted) }
         if dryRun {
+            if let output { try writeImport(formatted, to: output) }
             console.err("Dry run: nothing was recorded in the state.")
             return
+        }
+        // The file claims the records: it is written only once the lock is held, and removed again when the
+        // state cannot record them, so a failed import leaves neither a file that lies nor one that blocks
+        // the retry.
+        if let output, FileManager.default.fileExists(atPath: output) {
+            throw fail("\(output) exists; import writes a new file (merge it by hand, or choose another -o)")
         }
         let store = pipeline.openStore()
         try await pipeline.withStateLock(store, operation: "import", options: locking) { _ in
             let snapshot = try await pipeline.readState(store)
             var ledger = snapshot.ledger
             record(&ledger)
+            if let output { try writeImport(formatted, to: output) }
             do {
                 ledger.serial = try ledger.nextSerial()
                 _ = try await store.write(ledger, replacing: snapshot.version)
             } catch {
+                if let output { unlink(output) }
                 throw fail("\(error)")
             }
             console.err("Recorded the imported objects in \(store.displayName) (serial \(ledger.serial)) as fcmctl's.")
+        }
+    }
+
+    /// Mode 0600: an import file holds every registration in full.
+    func writeImport(_ text: String, to output: String) throws {
+        do {
+            try OutputFiles.write(Data(text.utf8), to: output, mode: OutputFiles.secret, exclusive: true)
+        } catch {
+            throw fail("cannot write \(output): \(error)")
         }
     }
 

@@ -71,7 +71,7 @@ struct PlanCommand: AsyncParsableCommand {
         let text = PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers, palette: palette)
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: computed.desired.deviceNames)
         let out = self.out
-        try Presenter(options: output).show(
+        try Presenter(options: output, secret: redactor.showTokens).show(
             Presentation(
                 text: {
                     text.render(computed.plan)
@@ -131,7 +131,7 @@ struct ShowCommand: ParsableCommand {
             redactor: redactor, deviceNames: saved.registrationNames, maxMembers: output.maxMembers, palette: output.palette(console: console))
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: saved.registrationNames)
         let file = self.file
-        try Presenter(options: output).show(
+        try Presenter(options: output, secret: redactor.showTokens).show(
             Presentation(
                 text: { header + [""] + text.render(plan) },
                 json: { DocumentJSON.savedPlan(saved, plan, path: file, redactor: redactor) },

@@ -16,6 +16,8 @@ struct Presenter {
     let options: OutputOptions
     /// For hints such as "run fcmctl drift locally".
     var command = "plan"
+    /// The documents hold registrations in full (`--show-tokens`): `--json-into` is then written 0600.
+    var secret = false
     var console: Console { Console.current }
 
     func show(_ presentation: Presentation) throws {
@@ -33,9 +35,10 @@ struct Presenter {
         }
         if let path = options.jsonInto {
             do {
-                try Data(presentation.json().serialized().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                let mode = secret ? OutputFiles.secret : OutputFiles.document
+                try OutputFiles.write(Data(presentation.json().serialized().utf8), to: path, mode: mode)
             } catch {
-                throw fail("cannot write --json-into \(path): \(error.localizedDescription)")
+                throw fail("cannot write --json-into \(path): \(error)")
             }
         }
     }

@@ -121,7 +121,8 @@ extension ProgressOptions {
                 output.writeOut = console.writeErr
                 output.stdoutIsTerminal = console.stderrIsTerminal
             } else {
-                guard FileManager.default.createFile(atPath: events, contents: nil), let handle = FileHandle(forWritingAtPath: events) else {
+                // Events name registrations redacted; the file is a document, not a secret.
+                guard let handle = try? OutputFiles.appending(events, mode: OutputFiles.document) else {
                     throw fail("cannot write --events \(events)")
                 }
                 sink = { handle.write(Data(($0 + "\n").utf8)) }
