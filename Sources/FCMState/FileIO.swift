@@ -83,6 +83,28 @@ enum FileIO {
         return nil
     }
 
+    /// A state path names a regular file or nothing yet: a FIFO would block a read forever, a device would be
+    /// read without end, and a directory is a mistake to report, not to lock beside.
+    static func requireRegularFileOrAbsent(_ path: String, what: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        var kind = info.st_mode & S_IFMT
+        if kind == S_IFLNK {
+            guard stat(path, &info) == 0 else { return }  // a dangling link: written through, as before
+            kind = info.st_mode & S_IFMT
+        }
+        guard kind != S_IFREG else { return }
+        let name: String
+        switch kind {
+        case S_IFDIR: name = "a directory"
+        case S_IFIFO: name = "a named pipe (FIFO)"
+        case S_IFCHR, S_IFBLK: name = "a device"
+        case S_IFSOCK: name = "a socket"
+        default: name = "not a regular file"
+        }
+        throw StateError("\(path): the \(what) path is \(name); state.path (or --state) must name a regular file, or one that does not exist yet")
+    }
+
     /// Creates the state directory (mode 0700: the state names registrations) and its parents.
     static func ensureDirectory(_ directory: String) throws {
         guard !directory.isEmpty else { return }

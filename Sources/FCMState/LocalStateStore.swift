@@ -44,6 +44,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
     // MARK: Reading
 
     package func read() async throws -> StateSnapshot {
+        try FileIO.requireRegularFileOrAbsent(path, what: "state")
         let stateBytes = try FileIO.readIfPresent(path, what: "state")
         let journal = try FileIO.readIfPresent(journalPath, what: "state journal")
         let stored = try stateBytes.map { try StateFileFormat.decode($0, source: path) }
@@ -72,6 +73,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
     }
 
     package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion {
+        try FileIO.requireRegularFileOrAbsent(path, what: "state")
         try FileIO.ensureDirectory(directory)
         let currentVersion = try await storedVersion()
         if currentVersion != expected {
@@ -170,6 +172,8 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
     // MARK: Locking
 
     package func lock(operation: String, timeout: Duration) async throws -> StateLock {
+        // Checked before anything is created beside it: a FIFO once hung plan, a device file aborted it.
+        try FileIO.requireRegularFileOrAbsent(path, what: "state")
         try FileIO.ensureDirectory(directory)
         let deadline = ContinuousClock.now + timeout
         while true {

@@ -40,3 +40,22 @@ def test_a_directory_as_state_is_an_error_not_a_signal(emulator, tmp_path, state
     assert result.returncode in (1, 3), result
     assert result.returncode >= 0
     assert "error" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_a_state_path_that_is_not_a_file_is_refused_and_nothing_is_left_beside_it(emulator, tmp_path, kind):
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "state.json")
+        state = "state.json"
+    elif kind == "device":
+        state = "/dev/zero"
+    else:
+        (tmp_path / "state.json").mkdir()
+        state = "state.json"
+    before = sorted(os.listdir(tmp_path))
+    for command in (["plan"], ["apply", "--auto-approve"]):
+        result = fcmctl([*command, "-f", QUICKSTART, "--state", state], tmp_path, emulator)
+        assert result.returncode == 1, result
+        assert "must name a regular file" in result.stderr
+    assert sorted(os.listdir(tmp_path)) == before, "no .lock or journal created beside it"
+    assert not os.path.exists("/dev/zero.lock")
