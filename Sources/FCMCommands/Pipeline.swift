@@ -45,9 +45,13 @@ final class Pipeline {
     /// Prints every diagnostic in the chosen format; fails with exit 1 if any is an error, before anything is sent.
     static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
         let result = ManifestLoader().load(paths: paths)
-        DiagnosticPrinter(sources: result.sources, format: format).print(result.diagnostics)
-        guard let manifest = result.manifest, let resolution = result.resolution else {
-            let errors = result.diagnostics.filter { $0.severity == .error }.count
+        var diagnostics = result.diagnostics
+        if let manifest = result.manifest, let missing = ProjectIDRule.check(manifest, environment: Console.current.environment) {
+            diagnostics.append(missing)
+        }
+        DiagnosticPrinter(sources: result.sources, format: format).print(diagnostics)
+        guard let manifest = result.manifest, let resolution = result.resolution, !diagnostics.hasErrors else {
+            let errors = diagnostics.filter { $0.severity == .error }.count
             throw fail("the manifest has \(errors) error\(errors == 1 ? "" : "s"); nothing was sent to FCM")
         }
         return LoadedManifest(manifest: manifest, resolution: resolution, sources: result.sources)

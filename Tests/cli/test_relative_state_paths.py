@@ -59,3 +59,15 @@ def test_a_state_path_that_is_not_a_file_is_refused_and_nothing_is_left_beside_i
         assert "must name a regular file" in result.stderr
     assert sorted(os.listdir(tmp_path)) == before, "no .lock or journal created beside it"
     assert not os.path.exists("/dev/zero.lock")
+
+
+def test_validate_and_plan_agree_on_the_project_id(emulator, tmp_path):
+    (tmp_path / "fcmctl.yaml").write_text('topics:\n  news: ["np:APA91bxxxxxxxxxxxxxxxxxxxxxxxxxx"]\n')
+    for command in (["validate", "-f", "fcmctl.yaml"], ["plan", "-f", "fcmctl.yaml", "--state", "s.json"]):
+        result = fcmctl(command, tmp_path, emulator)
+        assert result.returncode == 1, result
+        assert "fcmctl.yaml:2:9: error: topics need a project id" in result.stderr
+    environment = {**os.environ, "FCM_EMULATOR_HOST": emulator.host, "GOOGLE_CLOUD_PROJECT": "from-env"}
+    for command in (["validate", "-f", "fcmctl.yaml"], ["plan", "--detailed-exitcode", "-f", "fcmctl.yaml", "--state", "s.json"]):
+        result = subprocess.run([FCMCTL, *command], cwd=tmp_path, capture_output=True, text=True, env=environment, timeout=120)
+        assert result.returncode in (0, 2), result
