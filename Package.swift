@@ -39,7 +39,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: codeSettings),
-        .target(name: "FCMState", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        .target(
+            name: "FCMState", dependencies: ["FCMCore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: codeSettings),
         .target(name: "FCMReconcile", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         .target(
             name: "FCMCommands",

@@ -253,7 +253,7 @@ struct StatePushCommand: AsyncParsableCommand {
         }
         let pushed: Ledger
         do {
-            pushed = try StateFileFormat.decode(bytes, source: file).ledger
+            pushed = try StateFileFormat.decode(bytes, source: file, checkingChecksum: false).ledger
         } catch {
             throw fail("\(error)")
         }

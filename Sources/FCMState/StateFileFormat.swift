@@ -1,10 +1,17 @@
+import Crypto
 import FCMCore
 
-/// The state document. Version 2 stores each registration once (`tokens`, then `fids`, each sorted) and
+/// The state document. Version 3 is version 2 with a checksum of everything before it, so a damaged or
+/// hand-altered state is refused instead of being read as other records. Version 2 stores each registration once (`tokens`, then `fids`, each sorted) and
 /// refers to it by its position in that sequence, so a fleet's state stays small; one topic or group per
 /// line keeps it diffable. Version 1 (every membership spelled out) is read and upgraded on the next write.
 package enum StateFileFormat {
-    package static let currentVersion = 2
+    package static let currentVersion = 3
+    /// Fields a state may have; any other is damage (a renamed `topics` once read as "no topics").
+    static let knownFields: Set<String> = [
+        "version", "lineage", "serial", "merged_runs", "tokens", "fids", "groups", "topics", "applied", "pending", "checksum",
+    ]
+    static let checksumField = ",\n\"checksum\": \"sha256:"
 
     package struct Decoded: Sendable {
         package var ledger: Ledger
@@ -115,8 +122,50 @@ package enum StateFileFormat {
             topicMap(ledger.pending.subscriptions, indent: "    ", closing: "\n  }")
             out.raw("\n}")
         }
-        out.raw("\n}\n")
-        return out.bytes
+        var bytes = out.bytes
+        let digest = checksum(bytes[...])
+        bytes.append(contentsOf: Array(checksumField.utf8))
+        bytes.append(contentsOf: Array(digest.utf8))
+        bytes.append(contentsOf: Array("\"\n}\n".utf8))
+        return bytes
+    }
+
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in SHA256.hash(data: bytes) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The checksum a version-3 state carries must match the bytes before it.
+    static func verifyChecksum(_ bytes: [UInt8], source: String) throws {
+        let marker = Array(checksumField.utf8)
+        var found: Int?
+        var index = bytes.count - marker.count
+        // The checksum is the last field: search backwards from the end, not through a fleet's state.
+        while index >= 0 && bytes.count - index < 200 {
+            if bytes[index] == marker[0] && Array(bytes[index..<(index + marker.count)]) == marker {
+                found = index
+                break
+            }
+            index -= 1
+        }
+        guard let found else {
+            throw StateError(
+                "\(source): the state has no checksum; it was cut short or edited. Restore it from a backup (a GCS state keeps older "
+                    + "generations), or push the state you mean with `fcmctl state push`")
+        }
+        let start = found + marker.count
+        let digits = bytes[start...].prefix { $0 != UInt8(ascii: "\"") }
+        let stored = String(decoding: digits, as: UTF8.self)
+        guard stored == checksum(bytes[..<found]) else {
+            throw StateError(
+                "\(source): the state's checksum does not match its content: it was damaged or edited. Restore it from a backup, or "
+                    + "push the state you mean with `fcmctl state push`")
+        }
     }
 
     static func hex(_ value: UInt64) -> String {
@@ -182,7 +231,9 @@ package enum StateFileFormat {
     }
 
     /// `source` names the file in errors.
-    package static func decode(_ bytes: some Collection<UInt8>, source: String) throws -> Decoded {
+    /// `checkingChecksum: false` is for `state push`: a file a person pulled and edited is pushed on purpose,
+    /// checked by its fields, lineage and serial rather than by a checksum its edit invalidated.
+    package static func decode(_ bytes: some Collection<UInt8>, source: String, checkingChecksum: Bool = true) throws -> Decoded {
         let document: JSONValue
         do {
             document = try JSONParser.parse(bytes)
@@ -192,12 +243,21 @@ package enum StateFileFormat {
         func invalid(_ field: String, _ problem: String) -> StateError {
             StateError("\(source): the state is not valid fcmctl state: field '\(field)' \(problem); restore it from a backup")
         }
+        guard case .object(let fields) = document else { throw StateError("\(source): the state is not a JSON object; restore it from a backup") }
         guard let version = document["version"]?.int else { throw invalid("version", "is missing or not a number") }
+        guard version >= 1 else { throw invalid("version", "is \(version), not a state format version (1 to \(currentVersion))") }
         guard version <= currentVersion else {
             throw StateError("\(source): state format version \(version) is newer than this fcmctl understands (\(currentVersion)); upgrade fcmctl")
         }
+        if let unknown = fields.keys.filter({ !knownFields.contains($0) }).sorted().first {
+            throw invalid(unknown, "is not a field of a state")
+        }
+        if version >= 3 && checkingChecksum { try verifyChecksum(Array(bytes), source: source) }
         guard let lineage = document["lineage"]?.string, !lineage.isEmpty else { throw invalid("lineage", "is missing") }
         guard let serial = document["serial"]?.int, serial >= 0 else { throw invalid("serial", "is missing or negative") }
+        for required in ["groups", "topics"] where version >= 2 {
+            guard document[required]?.object != nil else { throw invalid(required, "is missing or not an object") }
+        }
         var ledger = Ledger(lineage: lineage, serial: serial)
         let merged = Set(document["merged_runs"]?.array?.compactMap(\.string) ?? [])
         switch version {
@@ -214,8 +274,10 @@ package enum StateFileFormat {
         var registrations: [Registration] = []
         for (field, kind) in [("tokens", Registration.Kind.token), ("fids", .fid)] {
             guard let values = (document[field] ?? .array([])).array else { throw invalid(field, "is not a list") }
+            var seen = Set<String>()
             for value in values {
                 guard let text = value.string, !text.isEmpty else { throw invalid(field, "holds something that is not a registration") }
+                guard seen.insert(text).inserted else { throw invalid(field, "lists a registration twice") }
                 registrations.append(Registration(value: text, kind: kind))
             }
         }
@@ -231,6 +293,8 @@ package enum StateFileFormat {
             return set
         }
         for (name, value) in document["groups"]?.object ?? [:] {
+            guard value.object != nil else { throw invalid("groups.\(name)", "is not an object") }
+            if let protect = value["protect"], protect.bool == nil { throw invalid("groups.\(name).protect", "is not true or false") }
             let group = LedgerGroup(
                 members: try members(value["members"], "groups.\(name).members"), protect: value["protect"]?.bool ?? false)
             ledger.groups[name] = group
@@ -240,7 +304,15 @@ package enum StateFileFormat {
             if !set.isEmpty { ledger.topics[name] = set }
         }
         if let pending = document["pending"] {
-            ledger.pending.groups = Set(pending["groups"]?.array?.compactMap(\.string) ?? [])
+            guard pending.object != nil else { throw invalid("pending", "is not an object") }
+            let groups = pending["groups"] ?? .array([])
+            guard let names = groups.array, names.allSatisfy({ $0.string?.isEmpty == false }) else {
+                throw invalid("pending.groups", "is not a list of group names")
+            }
+            ledger.pending.groups = Set(names.compactMap(\.string))
+            if let subscriptions = pending["subscriptions"], subscriptions.object == nil {
+                throw invalid("pending.subscriptions", "is not an object")
+            }
             for (name, value) in pending["subscriptions"]?.object ?? [:] {
                 let set = try members(value, "pending.subscriptions.\(name)")
                 if !set.isEmpty { ledger.pending.subscriptions[name] = set }

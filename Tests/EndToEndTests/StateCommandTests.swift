@@ -79,9 +79,9 @@ import Testing
         try v1.write(toFile: workspace.statePath, atomically: true, encoding: .utf8)
         let apply = await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator)
         #expect(apply.code == 0, "\(apply.stderr)")
-        #expect(apply.stderr.contains("will be upgraded to 2"), "\(apply.stderr)")
+        #expect(apply.stderr.contains("will be upgraded to \(StateFileFormat.currentVersion)"), "\(apply.stderr)")
         let stored = try StateFileFormat.decode(Array(try Data(contentsOf: URL(fileURLWithPath: workspace.statePath))), source: "s")
-        #expect(stored.formatVersion == 2)
+        #expect(stored.formatVersion == StateFileFormat.currentVersion)
         #expect(stored.ledger.lineage == "old-lineage")
         #expect(stored.ledger.serial > 7)
     }

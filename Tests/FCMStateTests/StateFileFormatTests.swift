@@ -20,12 +20,12 @@ import Testing
         return ledger
     }
 
-    @Test func versionTwoRoundTripsEveryRecordAndKind() throws {
+    @Test func currentVersionRoundTripsEveryRecordAndKind() throws {
         let ledger = sample()
         let bytes = StateFileFormat.encode(ledger, mergedRuns: ["r1"])
         let decoded = try StateFileFormat.decode(bytes, source: "s.json")
         #expect(decoded.ledger == ledger)
-        #expect(decoded.formatVersion == 2)
+        #expect(decoded.formatVersion == StateFileFormat.currentVersion)
         #expect(decoded.mergedRuns == ["r1"])
         // Deterministic: the same ledger gives the same bytes.
         #expect(StateFileFormat.encode(decoded.ledger, mergedRuns: ["r1"]) == bytes)
@@ -53,7 +53,7 @@ import Testing
     @Test(arguments: [
         (#"{"version":9,"lineage":"L","serial":1}"#, "newer than this fcmctl understands"),
         (#"{"version":2,"serial":1}"#, "field 'lineage'"),
-        (#"{"version":2,"lineage":"L","serial":1,"tokens":["a"],"topics":{"t":[3]}}"#, "field 'topics.t' refers to a registration"),
+        (#"{"version":2,"lineage":"L","serial":1,"tokens":["a"],"groups":{},"topics":{"t":[3]}}"#, "field 'topics.t' refers to a registration"),
         (#"{"version":2,"lineage":"L","serial":1"#, "not valid JSON"),
         (#"{"version":2,"lineage":"L","serial":1,"serial":2}"#, "duplicate field 'serial'"),
     ])
