@@ -74,6 +74,10 @@ final class CurlTransfer: @unchecked Sendable {
             configured = true
         }
         url = request.url
+        // Every request sets its own total deadline: a handle is reused, and a fenced request's shorter one
+        // must not stick to the next.
+        let total = Int(options.totalTimeout.components.seconds * 1000)
+        _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, min(request.timeoutMilliseconds ?? total, total))
         body = Data()
         responseHeaders = [:]
         overflowed = false

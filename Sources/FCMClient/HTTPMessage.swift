@@ -6,6 +6,9 @@ package struct HTTPRequest: Sendable {
     package var url: String
     package var headers: [(String, String)]
     package var body: Data?
+    /// A deadline shorter than the transport's own, in milliseconds: a request sent under a lease must end
+    /// while the lease is known held.
+    package var timeoutMilliseconds: Int?
 
     package init(method: String, url: String, headers: [(String, String)] = [], body: Data? = nil) {
         self.method = method

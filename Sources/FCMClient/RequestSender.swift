@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// Supplies the bearer token for FCM requests. `invalidate` is called after a 401 so the next call
@@ -50,12 +51,15 @@ package struct RequestSender: Sendable {
     package let clock: any PacingClock
     package let jitter: any JitterSource
     package let statistics: SendStatistics
+    /// Armed with the state lock while a command holds it: requests that change FCM wait on it (see `LeaseFence`).
+    package let fence: LeaseFence?
 
     package init(
         transport: any HTTPTransport, credentials: (any AccessTokenProvider)?, limiter: RateLimiter? = nil,
         policy: RetryPolicy = RetryPolicy(), clock: any PacingClock = SystemPacingClock(), jitter: any JitterSource = SystemJitter(),
-        statistics: SendStatistics = SendStatistics()
+        statistics: SendStatistics = SendStatistics(), fence: LeaseFence? = nil
     ) {
+        self.fence = fence
         self.transport = transport
         self.credentials = credentials
         self.limiter = limiter
@@ -76,6 +80,9 @@ package struct RequestSender: Sendable {
             attempt += 1
             if let pacedCost, let limiter { try await limiter.acquire(pacedCost) }
             var authorized = request
+            if let fence, request.method != "GET", let deadline = try await fence.admit() {
+                authorized.timeoutMilliseconds = Int(deadline * 1000)
+            }
             var token: String?
             if let credentials {
                 let value = try await credentials.token()

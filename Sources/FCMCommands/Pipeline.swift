@@ -25,6 +25,8 @@ final class Pipeline {
     private let defaultStatePath: String
     private var desired: DesiredState?
     private var connection: Connection?
+    /// Lets requests that change FCM through only while the state lock's lease will outlast them.
+    let fence = LeaseFence()
     /// Requests in flight, up to --parallelism: learned by the refresh and kept by the apply that follows.
     lazy var concurrency = ConcurrencyLimit(maximum: options.parallelism)
 
@@ -78,7 +80,7 @@ final class Pipeline {
     func connect(project: ProjectSettings) throws -> Connection {
         let options = ConnectOptions(
             parallelism: self.options.parallelism, qps: self.options.qps, endpoint: self.options.endpoint, verbose: self.options.verbose,
-            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true))
+            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true), fence: fence)
         do {
             let connection = try World.current.connect(project, options)
             self.connection = connection

@@ -50,6 +50,8 @@ extension Pipeline {
         } catch {
             throw fail("cannot take the state lock: \(error). Nothing was sent")
         }
+        fence.arm(lock)
+        defer { fence.disarm() }
         let result: T
         do {
             result = try await body(lock)

@@ -35,8 +35,14 @@ package struct ConnectOptions: Sendable {
     package var environment: [String: String]
     /// The project id may stay empty (no topics to manage); otherwise a missing id is an error.
     package var needsProjectID: Bool
+    /// Armed with the state lock while the command holds it; requests that change FCM pass it first.
+    package var fence: LeaseFence?
 
-    package init(parallelism: Int, qps: Double, endpoint: String?, verbose: Bool, environment: [String: String], needsProjectID: Bool) {
+    package init(
+        parallelism: Int, qps: Double, endpoint: String?, verbose: Bool, environment: [String: String], needsProjectID: Bool,
+        fence: LeaseFence? = nil
+    ) {
+        self.fence = fence
         self.parallelism = parallelism
         self.qps = qps
         self.endpoint = endpoint
@@ -79,9 +85,16 @@ extension World {
             if let location = GCSLocation(path) {
                 return LiveStorage.store(location, environment: Console.current.environment, warn: warn)
             }
-            return LocalStateStore(path: path, identity: .current(), version: FCMCtl.version, warn: warn)
+            return LocalStateStore(path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
         },
         now: { clock(Console.current.environment) })
+
+    /// The state lock's lease: 30 s, or FCMCTL_LOCK_LEASE seconds (at least 1) for tests that pause a
+    /// holder past its lease without waiting half a minute.
+    static func lockLease(_ environment: [String: String]) -> TimeInterval {
+        guard let text = environment["FCMCTL_LOCK_LEASE"], let seconds = Double(text), seconds >= 1 else { return 30 }
+        return seconds
+    }
 
     /// The system clock, unless FCMCTL_NOW (`2027-09-30` or an ISO 8601 time) sets the day: to rehearse
     /// what a pipeline will do on a turndown date, and for tests on both sides of it.
@@ -146,7 +159,9 @@ enum LiveStorage {
         let storage = GCSObjectStorage(
             bucket: location.bucket, base: custom ?? emulator ?? "https://storage.googleapis.com",
             sender: RequestSender(transport: lifetime.transport, credentials: credentials), lifetime: lifetime)
-        return GCSStateStore(storage: storage, prefix: location.prefix, identity: .current(), version: FCMCtl.version, warn: warn)
+        return GCSStateStore(
+            storage: storage, prefix: location.prefix, lease: World.lockLease(environment), identity: .current(), version: FCMCtl.version,
+            warn: warn)
     }
 }
 
@@ -193,7 +208,8 @@ enum LiveConnection {
         // Paced requests and retries sleep on the transport's own loop, and wake there.
         let clock = TransportPacingClock(transport: transport)
         let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
-        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics)
+        let sender = RequestSender(
+            transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, fence: options.fence)
         let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
         return Connection(service: service, live: service, shutdown: { transport.shutdown() }, statistics: { statistics.snapshot })
     }

@@ -132,22 +132,103 @@ package struct LockInfo: Hashable, Sendable, Codable {
 /// holder must then stop sending requests.
 package final class StateLock: Sendable {
     package let info: LockInfo
-    private let state: LockedFlag
+    private let state: LeaseRecord
 
-    package init(info: LockInfo) {
+    /// `validUntil`: monotonic seconds (`StateLock.now()`) until which the lease is known to be held,
+    /// counted from before the write that took or renewed it.
+    package init(info: LockInfo, validUntil: Double = .infinity) {
         self.info = info
-        self.state = LockedFlag()
+        self.state = LeaseRecord(validUntil: validUntil)
     }
 
-    package var isLost: Bool { state.value }
-    package func markLost() { state.set() }
+    package var isLost: Bool { state.read().lost }
+    package func markLost() { state.update { $0.lost = true } }
+
+    package var validUntil: Double { state.read().validUntil }
+
+    /// A renewal written after `start` made the lease last `lease` seconds from then.
+    package func confirm(renewedAt start: Double, lease: Double) {
+        state.update { $0.validUntil = max($0.validUntil, start + lease) }
+    }
+
+    /// Whether a request that may take up to `seconds` would end while the lease is still known held. A run
+    /// paused past its lease (SIGSTOP, a VM frozen) finds this false when it resumes, before it sends again:
+    /// by then another runner may hold the lock and have read FCM.
+    package func permits(seconds: Double, now: Double = StateLock.now()) -> Bool {
+        let current = state.read()
+        return !current.lost && now + seconds <= current.validUntil
+    }
+
+    private static let origin = ContinuousClock.now
+
+    /// Seconds on the monotonic clock, which keeps counting while the process is stopped.
+    package static func now() -> Double {
+        let elapsed = origin.duration(to: .now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
 }
 
-private final class LockedFlag: @unchecked Sendable {
+private final class LeaseRecord: @unchecked Sendable {
+    struct Value {
+        var lost = false
+        var validUntil: Double
+    }
+
     private let lock = NSLock()
-    private var flag = false
-    var value: Bool { lock.withLock { flag } }
-    func set() { lock.withLock { flag = true } }
+    private var value: Value
+
+    init(validUntil: Double) { value = Value(validUntil: validUntil) }
+
+    func read() -> Value { lock.withLock { value } }
+    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&value) } }
+}
+
+/// What stands between a run that holds the state lock and FCM: every request that changes something first
+/// asks the fence, which lets it through only while the lease will outlast the request's deadline, waits
+/// while a renewal is due, and refuses once the lease may have run out. Commands arm it with their lock.
+package final class LeaseFence: @unchecked Sendable {
+    private let mutex = NSLock()
+    private var lock: StateLock?
+    /// The longest a fenced request may take (its transport deadline).
+    package let requestDeadline: Double
+    /// Before a renewal the lease may run below a request's deadline for a moment: wait this long at most.
+    package let margin: Double
+
+    package init(requestDeadline: Double = 10, margin: Double = 0.25) {
+        self.requestDeadline = requestDeadline
+        self.margin = margin
+    }
+
+    package func arm(_ lock: StateLock?) { mutex.withLock { self.lock = lock } }
+    package func disarm() { mutex.withLock { lock = nil } }
+    package var armed: Bool { mutex.withLock { lock != nil } }
+
+    package struct Refused: Error, CustomStringConvertible {
+        package var description: String
+    }
+
+    /// Returns the deadline (seconds) the request must keep when a request may go, nil when no lock is held;
+    /// throws `Refused` (nothing sent) when the lease is lost or may be.
+    @discardableResult
+    package func admit(now: () -> Double = StateLock.now, sleep: (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) })
+        async throws -> Double?
+    {
+        guard let lock = mutex.withLock({ self.lock }) else { return nil }
+        // A third of the lease at most, so a request sent just after a renewal ends long before the next.
+        let lease = lock.info.expires.timeIntervalSince(lock.info.created)
+        let deadline = min(requestDeadline, max(lease / 3, 0.05))
+        while true {
+            let current = now()
+            if lock.permits(seconds: deadline, now: current) { return deadline }
+            if lock.isLost || current >= lock.validUntil {
+                throw Refused(
+                    description: "the state lock \(lock.info.id) may have been lost (its lease was not confirmed in time, or it was taken "
+                        + "over); stopped before sending more")
+            }
+            // Held, but not for long enough: a renewal is due in well under a third of the lease.
+            try await sleep(margin)
+        }
+    }
 }
 
 package struct StateLockedError: Error, Sendable, CustomStringConvertible {

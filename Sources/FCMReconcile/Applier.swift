@@ -141,6 +141,8 @@ package struct Applier: Sendable {
                 for event in events { event.markPending(in: &ledger) }
                 report.unsettled += registrations.count
             }
+            // The lease may be gone: nothing more may be sent, whichever request found out first.
+            if let refused = error as? LeaseFence.Refused, report.stopped == nil { report.stopped = refused.description }
             let status: OperationOutcome.Status
             if let error = error as? FCMServiceError {
                 status = .failed(code: error.code, message: error.message, retryable: [429, 500, 502, 503, 504].contains(error.status))

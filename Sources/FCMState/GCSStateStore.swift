@@ -192,22 +192,28 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
     /// One try: create the lock, or take over an expired one, or find ours. nil: someone else holds it.
     private func acquireOnce(_ mine: LockInfo) async throws -> StateLock? {
         var info = mine
+        // The lease is counted from before the write: the holder never believes it longer than it is.
+        let start = StateLock.now()
         info.expires = now().addingTimeInterval(lease)
         do {
             let generation = try await attempt("creating the lock") {
                 try await storage.put(lockObject, LockDocument.encode(info), ifGenerationMatch: 0)
             }
-            return started(StateLock(info: info), generation: generation)
+            return started(StateLock(info: info, validUntil: start + lease), generation: generation)
         } catch ObjectStorageError.preconditionFailed {
             guard let (holder, generation) = try await readLock() else { return nil }
-            if holder.id == info.id { return started(StateLock(info: holder), generation: generation) }
+            if holder.id == info.id {
+                // Ours, written by an attempt whose reply was lost: it lasts as long as the stored expiry says.
+                let remaining = holder.expires.timeIntervalSince(now())
+                return started(StateLock(info: holder, validUntil: StateLock.now() + remaining), generation: generation)
+            }
             guard let reason = LockDocument.staleReason(holder, identity: identity, now: now()) else { return nil }
             do {
                 let taken = try await attempt("taking over the lock") {
                     try await storage.put(lockObject, LockDocument.encode(info), ifGenerationMatch: generation)
                 }
                 warn("took over the state lock \(holder.id) of \(holder.who) (pid \(holder.pid), \(holder.operation)): \(reason)")
-                return started(StateLock(info: info), generation: taken)
+                return started(StateLock(info: info, validUntil: start + lease), generation: taken)
             } catch ObjectStorageError.preconditionFailed {
                 return nil  // another newcomer took it first
             }
@@ -234,9 +240,11 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
     private func renew(_ lock: StateLock) async {
         guard let generation = mutex.withLock({ lockGeneration[lock.info.id] }) else { return }
         var renewed = lock.info
+        let start = StateLock.now()
         renewed.expires = now().addingTimeInterval(lease)
         do {
             let next = try await storage.put(lockObject, LockDocument.encode(renewed), ifGenerationMatch: generation)
+            lock.confirm(renewedAt: start, lease: lease)
             mutex.withLock {
                 lockGeneration[lock.info.id] = next
                 lastRenewed[lock.info.id] = now()

@@ -196,6 +196,8 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
 
     private func acquireOnce(operation: String) throws -> Attempt {
         try withDirectoryLock {
+            // The lease is counted from before the write: the holder never believes it longer than it is.
+            let started = StateLock.now()
             let created = now()
             let mine = LockInfo(
                 id: newLineage(), who: "\(identity.user)@\(identity.host)", host: identity.host, pid: identity.pid,
@@ -206,7 +208,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
                 warn("took over the state lock \(existing.id) of \(existing.who) (pid \(existing.pid), \(existing.operation)): \(reason)")
             }
             try writeLock(mine)
-            return .acquired(StateLock(info: mine))
+            return .acquired(StateLock(info: mine, validUntil: started + lease))
         }
     }
 
@@ -251,8 +253,10 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
                     return
                 }
                 var renewed = current
+                let started = StateLock.now()
                 renewed.expires = now().addingTimeInterval(lease)
                 try writeLock(renewed)
+                lock.confirm(renewedAt: started, lease: lease)
             }
         } catch {
             // The next tick tries again; the lease outlasts two missed renewals.
