@@ -85,7 +85,8 @@ extension World {
             if let location = GCSLocation(path) {
                 return LiveStorage.store(location, environment: Console.current.environment, warn: warn)
             }
-            return LocalStateStore(path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
+            return LocalStateStore(
+                path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
         },
         now: { clock(Console.current.environment) })
 
