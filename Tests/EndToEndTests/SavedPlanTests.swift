@@ -98,7 +98,8 @@ import Testing
         #expect(wrong.code == 1 && wrong.stderr.contains("belongs to another state"), "\(wrong.stderr)")
 
         var text = try String(contentsOfFile: planFile, encoding: .utf8)
-        text = text.replacingOccurrences(of: "\"formatVersion\":1", with: "\"formatVersion\":99")
+        #expect(text.contains("\"formatVersion\":\(SavedPlan.currentFormatVersion)"))
+        text = text.replacingOccurrences(of: "\"formatVersion\":\(SavedPlan.currentFormatVersion)", with: "\"formatVersion\":99")
         try text.write(toFile: planFile, atomically: true, encoding: .utf8)
         let newer = await CLI.run(["apply", planFile, "--auto-approve"], emulator: emulator)
         #expect(newer.code == 1 && newer.stderr.contains("plan format version 99 is newer"), "\(newer.stderr)")
