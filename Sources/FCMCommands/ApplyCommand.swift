@@ -29,7 +29,14 @@ struct ApplyCommand: AsyncParsableCommand {
     @Argument(help: "A plan saved by `plan -out FILE`: apply exactly its operations, or exit 5 if what it was made from has changed.")
     var planFile: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Apply the saved plan only if its digest is this one (`sha256:…`, as `plan -out` printed it): the merge job runs only the approved plan.",
+            valueName: "digest"))
+    var expectDigest: String?
+
     func validate() throws {
+        if expectDigest != nil && planFile == nil { throw ValidationError("--expect-digest checks a saved plan: pass its FILE too") }
         if planFile != nil && dryRun { throw ValidationError("--dry-run applies to a fresh plan; use `fcmctl show FILE` to read a saved one") }
         if planFile != nil && target.targeting.isPartial {
             throw ValidationError("--target and --exclude shape a fresh plan; a saved plan already holds exactly what it will do")

@@ -55,17 +55,24 @@ struct PlanCommand: AsyncParsableCommand {
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         if refresh == .changed { console.err(computed.refresh.line) }
         try rails.check(computed.plan, redactor: redactor)
+        var digest: String?
         if let out {
+            let ledger = computed.snapshot.ledger
             var saved = SavedPlan(
                 plan: computed.plan, desired: computed.desired, observed: computed.observed, stateSerial: computed.snapshot.version?.serial,
-                lineage: computed.snapshot.ledger.lineage, manifestDigest: pipeline.manifestDigest, manifestPaths: manifest.paths,
-                maxRemovals: rails.maxRemovals, fcmctlVersion: FCMCtl.version, createdAt: World.current.now())
+                lineage: ledger.lineage, manifestDigest: pipeline.manifestDigest, manifestPaths: manifest.paths,
+                maxRemovals: rails.maxRemovals, fcmctlVersion: FCMCtl.version, createdAt: World.current.now(),
+                options: SavedPlan.Options(
+                    refresh: refresh.rawValue, adoptExisting: adopt.adoptExisting, targets: target.targets, excludes: target.excludes),
+                observedTopics: Set(computed.desired.topics.keys).union(ledger.topics.keys).union(ledger.pending.subscriptions.keys))
             saved.statePath = pipeline.resolvedStatePath
             do {
+                try SavedPlanDigest.seal(&saved)
                 try SavedPlanFile.write(saved, to: out)
             } catch {
                 throw fail("\(error)")
             }
+            digest = saved.digest
         }
         let palette = output.palette(console: console)
         let text = PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers, palette: palette)
@@ -76,14 +83,15 @@ struct PlanCommand: AsyncParsableCommand {
                 text: {
                     text.render(computed.plan)
                         + (out.map { ["", "Saved this plan to \($0). Apply exactly it with: fcmctl apply \($0)"] } ?? [])
+                        + (digest.map { ["Plan digest: \($0)"] } ?? [])
                 },
                 json: {
                     DocumentJSON.plan(
-                        computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out, targeting: target.targeting,
+                        computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out, digest: digest, targeting: target.targeting,
                         notices: computed.deprecations)
                 },
                 markdown: { maxChars in
-                    PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers)
+                    PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, digest: digest)
                         .render(
                             computed.plan, refresh: computed.refresh,
                             extra: computed.deprecations.map { "⚠️ " + $0.message }
@@ -125,6 +133,7 @@ struct ShowCommand: ParsableCommand {
         header.append("  state: \(saved.statePath ?? "?"), \(state)")
         header.append(
             "  project: \(saved.project.id) (topic API \(saved.project.topicApi))" + (saved.maxRemovals.map { "; --max-removals \($0)" } ?? ""))
+        header.append("  digest: \(saved.digest ?? "none")")
         for note in saved.notes { console.err(note) }
         let redactor = Redactor(showTokens: showTokens)
         let text = PlanTextRenderer(
@@ -137,7 +146,8 @@ struct ShowCommand: ParsableCommand {
                 json: { DocumentJSON.savedPlan(saved, plan, path: file, redactor: redactor) },
                 markdown: { maxChars in
                     PlanMarkdownRenderer(
-                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl plan (saved: \(MarkdownText.html(file)))"
+                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl plan (saved: \(MarkdownText.html(file)))",
+                        digest: saved.digest
                     )
                     .render(plan, extra: ["Made \(saved.createdAt.ISO8601Format()) from state \(state)."])
                 }))

@@ -5,31 +5,50 @@ import FCMReconcile
 import FCMState
 import Foundation
 
-/// `apply FILE`: the reviewed plan, exactly, or nothing. Under the lock it checks that the state is the one
-/// the plan was made from, that the manifest is unchanged, and re-reads from FCM only what the plan touches;
-/// anything that moved is exit 5, naming it, with nothing sent.
+/// `apply FILE`: the reviewed plan, exactly, or nothing. A plan file passes through CI storage, so nothing in
+/// it is taken on its word: its digest must match its content (and `--expect-digest`, the approved one); the
+/// manifest must be the one it was made from; under the lock the state must be the one it was made from; the
+/// operations are computed again from the manifest, the state and the observations the plan carries, and must
+/// be the saved ones exactly; and what the operations touch is re-read from FCM and must be as observed.
+/// Anything else is exit 5, naming what differs, with nothing sent and no state written.
 struct SavedPlanApply {
     let command: ApplyCommand
     let path: String
     let progress: RunProgress
 
+    func stale(_ why: String) -> ExitCode {
+        fail("the saved plan is refused: \(why). Nothing was sent; run plan again", code: ExitCodes.stalePlan)
+    }
+
     func run() async throws {
         let console = Console.current
         let saved: SavedPlan
-        let plan: Plan
         do {
             saved = try SavedPlanFile.read(path)
-            plan = try saved.plan()
+        } catch let outdated as SavedPlanFile.Outdated {
+            throw fail(outdated.description, code: ExitCodes.stalePlan)
         } catch {
             throw fail("\(error)")
+        }
+        if let mismatch = SavedPlanDigest.mismatch(saved) { throw stale(mismatch) }
+        if let expected = command.expectDigest, SavedPlanDigest.normalized(expected) != saved.digest {
+            throw stale("its digest is \(saved.digest ?? "missing"), not the approved \(SavedPlanDigest.normalized(expected))")
+        }
+        let plan: Plan
+        let targeting: PlanTargeting
+        do {
+            plan = try saved.plan()
+            targeting = try saved.options.targeting()
+        } catch {
+            throw stale("\(error)")
         }
         let manifestPaths = command.manifest.manifests.isEmpty ? saved.manifestPaths : command.manifest.manifests
         var stateOptions = command.state
         if stateOptions.state == nil, command.manifest.manifests.isEmpty, let recorded = saved.statePath { stateOptions.state = recorded }
         let pipeline = Pipeline(manifest: ManifestOptions(manifests: manifestPaths), state: stateOptions, options: command.run)
         pipeline.progress = progress
-        let declared = try checkManifest(saved, paths: manifestPaths, pipeline: pipeline)
-        let connection = try pipeline.connect(project: saved.projectSettings)
+        let desired = try checkManifest(saved, paths: manifestPaths)
+        let connection = try pipeline.connect(project: desired.project)
         defer { connection.shutdown() }
         let store = pipeline.openStore()
         let redactor = Redactor(showTokens: command.run.showTokens)
@@ -38,6 +57,7 @@ struct SavedPlanApply {
         try await pipeline.withStateLock(store, operation: "apply \((path as NSString).lastPathComponent)", options: command.locking) { lock in
             let snapshot = try await pipeline.readState(store)
             try checkState(saved, snapshot: snapshot, store: store)
+            let recorded = try rederive(saved, plan, desired: desired, ledger: snapshot.ledger, targeting: targeting)
             console.err("Re-reading what the plan touches: \(plan.groups.count) group(s) and the registrations of \(plan.topics.count) topic(s)…")
             let observed: ObservedState
             do {
@@ -45,40 +65,54 @@ struct SavedPlanApply {
             } catch {
                 throw fail("re-reading FCM failed: \(error). Nothing was sent")
             }
+            let expected = PlanFingerprint.facts(of: plan, observed: recorded)
             let now = PlanFingerprint.facts(of: plan, observed: observed)
-            let moved = saved.fingerprints.keys.filter { saved.fingerprints[$0] != now[$0] }.sorted()
+            let moved = expected.keys.filter { expected[$0] != now[$0] }.sorted()
             if !moved.isEmpty {
                 throw fail(
-                    "the saved plan is stale: \(moved.prefix(10).joined(separator: ", "))\(moved.count > 10 ? " and \(moved.count - 10) more" : "") "
-                        + "changed in FCM since it was made. Nothing was sent; run plan again", code: ExitCodes.stalePlan)
+                    "the saved plan is stale: \(listed(moved)) changed in FCM since it was made. Nothing was sent; run plan again",
+                    code: ExitCodes.stalePlan)
             }
             var ledger = snapshot.ledger
             if snapshot.version == nil { ledger = Ledger(lineage: saved.lineage, serial: 0) }
             // The reviewed plan changes a group only if it was fcmctl's (or adopted) when the plan was made.
-            let desired = saved.desiredForApply
+            let forApply = saved.desiredForApply
             try await command.execute(
-                plan, observed: observed, ledger: ledger.aligned(with: observed, desired: desired, adoptExisting: true), snapshot: snapshot,
-                desired: desired,
-                pipeline: pipeline, service: connection.service, store: store, lock: lock, declared: declared)
+                plan, observed: observed, ledger: ledger.aligned(with: observed, desired: forApply, adoptExisting: true), snapshot: snapshot,
+                desired: forApply, pipeline: pipeline, service: connection.service, store: store, lock: lock,
+                // A targeted plan leaves other objects as they were: the manifest as a whole was not applied.
+                declared: targeting.isPartial ? nil : desired)
         }
     }
 
-    /// The manifest the plan was made from, if it is here to compare: a different one is exit 5. Returns
-    /// what it declares, which the state records as applied once the plan ran.
-    func checkManifest(_ saved: SavedPlan, paths: [String], pipeline: Pipeline) throws -> DesiredState? {
+    func listed(_ addresses: [String]) -> String {
+        addresses.prefix(10).joined(separator: ", ") + (addresses.count > 10 ? " and \(addresses.count - 10) more" : "")
+    }
+
+    /// The manifest the plan was made from must be here: the operations are computed again from it. Returns
+    /// what it declares.
+    func checkManifest(_ saved: SavedPlan, paths: [String]) throws -> DesiredState {
         guard paths.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
-            Console.current.err("warning: the manifest \(paths.joined(separator: ", ")) is not here, so it was not compared with the plan's")
-            return nil
+            throw stale("the manifest \(paths.joined(separator: ", ")) is not here, so the plan's operations cannot be checked against it")
         }
         let result = ManifestLoader().load(paths: paths)
-        let digest = ManifestDigest.of(result.sources)
-        guard digest == saved.manifestDigest else {
+        guard ManifestDigest.of(result.sources) == saved.manifestDigest else {
             throw fail(
                 "the saved plan is stale: the manifest \(paths.joined(separator: ", ")) changed since the plan was made. Nothing was sent; run plan again",
                 code: ExitCodes.stalePlan)
         }
-        guard let manifest = result.manifest, let resolution = result.resolution else { return nil }
-        return manifest.desiredState(resolution)
+        guard let manifest = result.manifest, let resolution = result.resolution else {
+            DiagnosticPrinter(sources: result.sources, format: .text).print(result.diagnostics)
+            throw fail("the manifest has errors; nothing was sent to FCM")
+        }
+        let desired = manifest.desiredState(resolution)
+        let project = SavedPlan.Project(desired.project)
+        if project != saved.project {
+            throw stale(
+                "it is for project \(saved.project.id) (sender \(saved.project.senderId), topic API \(saved.project.topicApi)), "
+                    + "but the manifest says \(project.id) (sender \(project.senderId), topic API \(project.topicApi))")
+        }
+        return desired
     }
 
     func checkState(_ saved: SavedPlan, snapshot: StateSnapshot, store: any StateStore) throws {
@@ -96,5 +130,63 @@ struct SavedPlanApply {
                 ? "an interrupted run left records to fold in" : "the state moved from \(was) to \(now) (another apply ran)"
             throw fail("the saved plan is stale: \(why). Nothing was sent; run plan again", code: ExitCodes.stalePlan)
         }
+    }
+
+    /// Computes the operations again, as `plan` did, from the manifest, the state as read and the plan's
+    /// observations, and refuses unless they are the saved ones exactly. The observations must cover
+    /// exactly what the planner would have read, so none can be invented for a registration the manifest
+    /// and the state do not know. Returns the observations, which the live re-read is compared with.
+    func rederive(_ saved: SavedPlan, _ plan: Plan, desired: DesiredState, ledger: Ledger, targeting: PlanTargeting) throws -> ObservedState {
+        guard let mode = RefreshMode(rawValue: saved.options.refresh) else {
+            throw stale("it names an unknown refresh mode '\(saved.options.refresh)'")
+        }
+        let observed: ObservedState
+        do {
+            observed = try saved.observations.observedState()
+        } catch {
+            throw stale("\(error)")
+        }
+        let scope = RefreshScope(desired: desired, ledger: ledger, mode: mode)
+        let read = Set(observed.registrations.keys).union(observed.unreadable.keys)
+        if read != scope.registrations {
+            let invented = read.subtracting(scope.registrations).count
+            let missing = scope.registrations.subtracting(read).count
+            throw stale(
+                "its observations do not cover what the manifest and the state name (\(invented) registration(s) neither names, "
+                    + "\(missing) missing)")
+        }
+        let checked = mode == .all ? nil : scope.groups
+        if observed.checkedGroups != checked || !Set(observed.groups.keys).isSubset(of: scope.groups) {
+            throw stale("its observed groups are not the groups the manifest and the state name")
+        }
+        if saved.declaredGroups != desired.groups.mapValues(\.protect) {
+            throw stale("its declared groups (or their protection) are not the manifest's")
+        }
+        let aligned = ledger.aligned(with: observed, desired: desired, adoptExisting: saved.options.adoptExisting)
+        let derived = targeting.apply(
+            to: Planner.plan(desired: scope.plannedDesired, ledger: aligned, observed: observed), deviceNames: desired.deviceNames)
+        if derived.groups != plan.groups || derived.topics != plan.topics {
+            throw stale(
+                "its operations are not the ones its manifest, state and observations give: \(listed(Self.differences(plan, derived))) "
+                    + "differ\(Self.differences(plan, derived).count == 1 ? "s" : "")")
+        }
+        if saved.fingerprints != PlanFingerprint.facts(of: plan, observed: observed) {
+            throw stale("its fingerprints are not those of its observations")
+        }
+        return observed
+    }
+
+    /// Addresses whose changes differ between two plans; an address listed twice in one counts as differing.
+    static func differences(_ one: Plan, _ other: Plan) -> [String] {
+        func changes(_ plan: Plan) -> [String: [AnyHashable]] {
+            var byAddress: [String: [AnyHashable]] = [:]
+            for group in plan.groups { byAddress[group.address, default: []].append(group) }
+            for topic in plan.topics { byAddress[topic.address, default: []].append(topic) }
+            return byAddress
+        }
+        let (mine, theirs) = (changes(one), changes(other))
+        let differing = Set(mine.keys).union(theirs.keys).filter { mine[$0] != theirs[$0] }.sorted()
+        // Same changes in another order: the order is what differs.
+        return differing.isEmpty ? ["the order of the changes"] : differing
     }
 }

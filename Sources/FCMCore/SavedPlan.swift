@@ -3,7 +3,8 @@ import Foundation
 /// A plan as `plan -out FILE` writes it: self-contained, so `apply FILE` on another machine needs nothing
 /// else to run exactly these operations, or to refuse them (exit 5) when what they were computed from moved.
 package struct SavedPlan: Codable, Sendable {
-    package static let currentFormatVersion = 1
+    /// 2: the plan carries its observations, the options it was made with, and a digest over all of it.
+    package static let currentFormatVersion = 2
 
     package var formatVersion: Int
     package var fcmctlVersion: String
@@ -28,11 +29,49 @@ package struct SavedPlan: Codable, Sendable {
     package var notes: [String]
     /// Device names of the registrations in the plan, for `show`.
     package var deviceNames: [String: String]
+    /// How the plan was computed (refresh mode, adoption, targeting): `apply FILE` computes it again the same way.
+    package var options: Options
+    /// What FCM looked like when the plan was made, as far as the planner read it: with the manifest and the
+    /// state it gives the operations again, so an operation the planner would not make cannot ride along.
+    package var observations: SavedObservations
+    /// `sha256:` over every section of the plan (`digestSections`); nil only in a file someone edited.
+    package var digest: String?
+    /// Section name → sha256 of that section, so a refusal can say which part of the file was edited.
+    package var digestParts: [String: String]?
+
+    package struct Options: Codable, Sendable, Hashable {
+        package var refresh: String
+        package var adoptExisting: Bool
+        package var targets: [String]
+        package var excludes: [String]
+
+        package init(refresh: String = "all", adoptExisting: Bool = false, targets: [String] = [], excludes: [String] = []) {
+            self.refresh = refresh
+            self.adoptExisting = adoptExisting
+            self.targets = targets
+            self.excludes = excludes
+        }
+
+        /// Throws on an address no fcmctl writes.
+        package func targeting() throws -> PlanTargeting {
+            func parse(_ text: String) throws -> PlanTargeting.Address {
+                guard let address = PlanTargeting.Address(text) else { throw SavedPlanError("the plan has an invalid target '\(text)'") }
+                return address
+            }
+            return PlanTargeting(targets: try targets.map(parse), excludes: try excludes.map(parse))
+        }
+    }
 
     package struct Project: Codable, Sendable, Hashable {
         package var id: String
         package var senderId: String
         package var topicApi: String
+
+        package init(_ settings: ProjectSettings) {
+            id = settings.id
+            senderId = settings.senderId
+            topicApi = settings.topicAPI.rawValue
+        }
     }
 
     package struct Group: Codable, Sendable, Hashable {
@@ -57,19 +96,24 @@ package struct SavedPlan: Codable, Sendable {
         package var unchanged: Int
     }
 
+    /// `observedTopics`: every topic the planner looks at (declared, recorded, pending), whose subscriptions
+    /// the plan keeps in its observations.
     package init(
         plan: Plan, desired: DesiredState, observed: ObservedState, stateSerial: Int?, lineage: String, manifestDigest: String,
-        manifestPaths: [String], maxRemovals: Int?, fcmctlVersion: String, createdAt: Date
+        manifestPaths: [String], maxRemovals: Int?, fcmctlVersion: String, createdAt: Date, options: Options = Options(),
+        observedTopics: Set<String>
     ) {
         formatVersion = Self.currentFormatVersion
         self.fcmctlVersion = fcmctlVersion
-        self.createdAt = createdAt
+        // Whole seconds: what the file's ISO 8601 date can hold, so the digest of the plan as written and of
+        // the plan as read back are the same.
+        self.createdAt = Date(timeIntervalSince1970: createdAt.timeIntervalSince1970.rounded(.down))
         self.manifestDigest = manifestDigest
         self.manifestPaths = manifestPaths
         self.statePath = nil
         self.stateSerial = stateSerial
         self.lineage = lineage
-        project = Project(id: desired.project.id, senderId: desired.project.senderId, topicApi: desired.project.topicAPI.rawValue)
+        project = Project(desired.project)
         self.maxRemovals = maxRemovals
         declaredGroups = desired.groups.mapValues(\.protect)
         groups = plan.groups.map { change in
@@ -90,6 +134,8 @@ package struct SavedPlan: Codable, Sendable {
             if let name = desired.deviceNames[registration] { names[registration.value] = name }
         }
         deviceNames = names
+        self.options = options
+        observations = SavedObservations(observed, topics: observedTopics)
     }
 
     /// The plan again, to run or to show. Throws on a value no fcmctl writes.
@@ -145,6 +191,139 @@ package struct SavedPlan: Codable, Sendable {
         var desired = DesiredState(project: projectSettings)
         for (name, protect) in declaredGroups { desired.groups[name] = DesiredGroup(name: name, members: [], protect: protect) }
         return desired
+    }
+}
+
+extension SavedPlan {
+    /// The canonical bytes of each section, named. Every field of the plan is in exactly one section, so an
+    /// edit anywhere changes the digest; the digest fields themselves are in none. Dictionaries are written
+    /// with sorted keys and sets as sorted arrays, so the same plan always gives the same bytes.
+    package func digestSections() throws -> [(name: String, bytes: Data)] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        var sections: [(String, Data)] = []
+        func section(_ name: String, _ fields: [(String, any Encodable)]) throws {
+            var bytes = Data()
+            for (field, value) in fields {
+                bytes += Data("\(field)=".utf8)
+                // Wrapped in an array: a bare nil or scalar is not a JSON document to every encoder.
+                bytes += try encoder.encode([AnyEncodable(value)])
+                bytes += Data("\n".utf8)
+            }
+            sections.append((name, bytes))
+        }
+        try section("about", [("formatVersion", formatVersion), ("fcmctlVersion", fcmctlVersion), ("createdAt", createdAt.ISO8601Format())])
+        try section("manifest", [("manifestDigest", manifestDigest), ("manifestPaths", manifestPaths)])
+        try section("state", [("statePath", statePath), ("stateSerial", stateSerial), ("lineage", lineage)])
+        try section("project", [("project", project)])
+        try section("limits", [("maxRemovals", maxRemovals), ("options", options)])
+        try section("groups", [("declaredGroups", declaredGroups), ("groups", groups)])
+        try section("topics", [("topics", topics)])
+        try section("observations", [("observations", observations), ("fingerprints", fingerprints)])
+        try section("display", [("notes", notes), ("deviceNames", deviceNames)])
+        return sections
+    }
+
+    /// Who runs the hash is the caller's business (FCMCore stays free of crypto): it gets each section's bytes,
+    /// then the lines `name sha256\n` of every section, in name order, for the whole.
+    package func computeDigest(sha256: (Data) -> String) throws -> (digest: String, parts: [String: String]) {
+        var parts: [String: String] = [:]
+        for (name, bytes) in try digestSections() { parts[name] = sha256(bytes) }
+        let lines = parts.keys.sorted().map { "\($0) \(parts[$0]!)\n" }.joined()
+        return ("sha256:" + sha256(Data(lines.utf8)), parts)
+    }
+}
+
+private struct AnyEncodable: Encodable {
+    let value: any Encodable
+    init(_ value: any Encodable) { self.value = value }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+/// What the planner read from FCM, in the plan file: groups (members), and each registration's
+/// subscriptions to the topics the plan is about (the others are the apps' business and stay out of the file),
+/// or that it is gone, or could not be read.
+package struct SavedObservations: Codable, Sendable, Hashable {
+    package var groups: [String: [SavedRegistration]]
+    /// Groups that were looked up; nil when every group fcmctl knows was (a full refresh).
+    package var checkedGroups: [String]?
+    package var registrations: [SavedRegistrationStatus]
+
+    package init(_ observed: ObservedState, topics: Set<String>) {
+        groups = observed.groups.mapValues { $0.members.sorted().map(SavedRegistration.init) }
+        checkedGroups = observed.checkedGroups?.sorted()
+        var statuses: [SavedRegistrationStatus] = []
+        for (registration, status) in observed.registrations {
+            switch status {
+            case .active(let subscribed):
+                statuses.append(SavedRegistrationStatus(registration: registration, topics: subscribed.intersection(topics).sorted()))
+            case .gone(let reason):
+                statuses.append(SavedRegistrationStatus(registration: registration, gone: reason))
+            }
+        }
+        for (registration, reason) in observed.unreadable {
+            statuses.append(SavedRegistrationStatus(registration: registration, unreadable: reason))
+        }
+        registrations = statuses.sorted { $0.registration < $1.registration }
+    }
+
+    /// The observations as the planner takes them. Throws on an entry that says nothing, or two entries for
+    /// one registration: no fcmctl writes either.
+    package func observedState() throws -> ObservedState {
+        var observed = ObservedState(checkedGroups: checkedGroups.map(Set.init))
+        for (name, members) in groups {
+            observed.groups[name] = ObservedGroup(name: name, notificationKey: "", members: Set(members.map(\.registration)))
+        }
+        for entry in registrations {
+            let registration = entry.registration
+            guard observed.registrations[registration] == nil, observed.unreadable[registration] == nil else {
+                throw SavedPlanError("the plan's observations name one registration twice")
+            }
+            if let topics = entry.topics {
+                observed.registrations[registration] = .active(topics: Set(topics))
+            } else if let reason = entry.gone {
+                observed.registrations[registration] = .gone(reason: reason)
+            } else if let reason = entry.unreadable {
+                observed.unreadable[registration] = reason
+            } else {
+                throw SavedPlanError("the plan's observations have a registration with no status")
+            }
+        }
+        return observed
+    }
+}
+
+/// `{"token": "…", "topics": […]}`, or `"gone": reason`, or `"unreadable": reason` in place of `topics`.
+package struct SavedRegistrationStatus: Codable, Sendable, Hashable {
+    package var registration: Registration
+    package var topics: [String]?
+    package var gone: String?
+    package var unreadable: String?
+
+    package init(registration: Registration, topics: [String]? = nil, gone: String? = nil, unreadable: String? = nil) {
+        self.registration = registration
+        self.topics = topics
+        self.gone = gone
+        self.unreadable = unreadable
+    }
+
+    private enum CodingKeys: String, CodingKey { case topics, gone, unreadable }
+
+    package init(from decoder: any Decoder) throws {
+        registration = try SavedRegistration(from: decoder).registration
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        topics = try container.decodeIfPresent([String].self, forKey: .topics)
+        gone = try container.decodeIfPresent(String.self, forKey: .gone)
+        unreadable = try container.decodeIfPresent(String.self, forKey: .unreadable)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        try SavedRegistration(registration).encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(topics, forKey: .topics)
+        try container.encodeIfPresent(gone, forKey: .gone)
+        try container.encodeIfPresent(unreadable, forKey: .unreadable)
     }
 }
 

@@ -32,6 +32,8 @@ import Testing
         let shown = await CLI.run(["show", planFile], emulator: nil)
         #expect(shown.stdout.contains("Plan: 0 groups to create, 0 to delete; 1 member to add, 0 to remove; 1 subscription to add, 1 to remove."))
         #expect(shown.stdout.contains("state: \(workspace.statePath), serial 2"))
+        let digestLine = try #require(plan.stdout.split(separator: "\n").first { $0.hasPrefix("Plan digest: sha256:") })
+        #expect(shown.stdout.contains("  digest: \(digestLine.dropFirst("Plan digest: ".count))"), "\(shown.stdout)")
         #expect(!shown.stdout.contains(token(4)))
         #expect(await CLI.run(["show", planFile, "--show-tokens"], emulator: nil).stdout.contains(token(4)))
 
@@ -98,7 +100,8 @@ import Testing
         #expect(wrong.code == 1 && wrong.stderr.contains("belongs to another state"), "\(wrong.stderr)")
 
         var text = try String(contentsOfFile: planFile, encoding: .utf8)
-        text = text.replacingOccurrences(of: "\"formatVersion\":1", with: "\"formatVersion\":99")
+        #expect(text.contains("\"formatVersion\":\(SavedPlan.currentFormatVersion)"))
+        text = text.replacingOccurrences(of: "\"formatVersion\":\(SavedPlan.currentFormatVersion)", with: "\"formatVersion\":99")
         try text.write(toFile: planFile, atomically: true, encoding: .utf8)
         let newer = await CLI.run(["apply", planFile, "--auto-approve"], emulator: emulator)
         #expect(newer.code == 1 && newer.stderr.contains("plan format version 99 is newer"), "\(newer.stderr)")

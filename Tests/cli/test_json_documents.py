@@ -95,6 +95,10 @@ def test_every_action_and_every_drift_category_validates(emulator, tmp_path):
     show_document = document(shown, "plan.schema.json")
     assert show_document["kind"] == "saved_plan"
     assert show_document["changes"] == planned["changes"]
+    # The digest a reviewer approves is the file's own, in the plan document and in show's.
+    with open(saved) as handle:
+        assert planned["digest"] == show_document["saved_plan"]["digest"] == json.load(handle)["digest"]
+    assert planned["digest"].startswith("sha256:")
 
     json_copy = tmp_path / "apply.json"
     apply = run(["apply", saved, "--auto-approve", "--json-into", str(json_copy)] + common[2:], emulator)

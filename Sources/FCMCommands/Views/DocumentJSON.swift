@@ -69,10 +69,12 @@ enum DocumentJSON {
     }
 
     static func plan(
-        _ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil, targeting: PlanTargeting = PlanTargeting(),
-        notices: [DeprecationNotice] = []
+        _ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil, digest: String? = nil,
+        targeting: PlanTargeting = PlanTargeting(), notices: [DeprecationNotice] = []
     ) -> JSONTree {
-        var fields = header(kind: "plan") + planFields(plan, redactor: redactor, refresh: refresh) + [("saved_to", .optional(savedTo))]
+        var fields =
+            header(kind: "plan") + planFields(plan, redactor: redactor, refresh: refresh)
+            + [("saved_to", .optional(savedTo)), ("digest", .optional(digest))]
         fields.append(("deprecations", deprecations(notices)))
         if targeting.isPartial {
             fields.append(
@@ -97,7 +99,7 @@ enum DocumentJSON {
             ("path", .string(path)), ("created_at", .string(saved.createdAt.ISO8601Format())), ("made_by", .string(saved.fcmctlVersion)),
             ("manifest_paths", .array(saved.manifestPaths.map { .string($0) })), ("manifest_sha256", .string(saved.manifestDigest)),
             ("state_path", .optional(saved.statePath)), ("state_serial", saved.stateSerial.map { .int($0) } ?? .null),
-            ("lineage", .string(saved.lineage)), ("project", .string(saved.project.id)),
+            ("lineage", .string(saved.lineage)), ("project", .string(saved.project.id)), ("digest", .optional(saved.digest)),
         ]
         return .object(header(kind: "saved_plan") + [("saved_plan", .object(source))] + planFields(plan, redactor: redactor, refresh: nil))
     }

@@ -11,6 +11,8 @@ struct PlanMarkdownRenderer {
     var maxMembers = 50
     var title = "fcmctl plan"
     var marker = PlanMarkdownRenderer.marker
+    /// A saved plan's digest: what the reviewer approves and the merge job passes to `--expect-digest`.
+    var digest: String?
 
     func render(_ plan: Plan, refresh: RefreshSummary? = nil, extra: [String] = []) -> String {
         let changes = ObjectChange.of(plan)
@@ -24,6 +26,10 @@ struct PlanMarkdownRenderer {
 
     func summary(_ plan: Plan, changes: [ObjectChange], refresh: RefreshSummary?, extra: [String]) -> String {
         var text = "\(marker)\n### \(title)\n\n"
+        // Only a well-formed digest goes into a code span; it is hex, so nothing in it can close the span.
+        if let digest, digest.allSatisfy({ $0.isHexDigit || $0 == ":" || $0.isLetter }) {
+            text += "Plan digest: `\(digest)` (the merge job applies it with `--expect-digest \(digest)`)\n\n"
+        }
         guard plan.hasChanges else {
             text += "**No changes.** FCM matches the manifest.\n\n"
             return text + notes(plan.notes, extra: extra, refresh: refresh)
