@@ -18,7 +18,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
     let now: @Sendable () -> Date
     let warn: @Sendable (String) -> Void
     private let mutex = NSLock()
-    private var renewals: [String: Task<Void, Never>] = [:]
+    private var renewals: [String: RenewalThread] = [:]
 
     package init(
         path: String, lease: TimeInterval = 30, identity: ProcessIdentity = .current(), version: String = "",
@@ -232,16 +232,12 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         return try body()
     }
 
+    /// Renewal runs on a thread of its own, not on Swift's shared pool: a run that keeps the pool busy
+    /// (blocking journal writes, or a test process full of commands) must not starve its lease, which the
+    /// fence now holds it to.
     private func startRenewing(_ lock: StateLock) {
-        let interval = max(lease / 3, 0.05)
-        let task = Task.detached { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
-                guard !Task.isCancelled, let self else { return }
-                self.renew(lock)
-            }
-        }
-        mutex.withLock { renewals[lock.info.id] = task }
+        let timer = RenewalThread(interval: max(lease / 3, 0.05)) { [weak self] in self?.renew(lock) }
+        mutex.withLock { renewals[lock.info.id] = timer }
     }
 
     private func renew(_ lock: StateLock) {
@@ -320,4 +316,33 @@ final class LocalJournal: StateJournal, @unchecked Sendable {
     }
 
     var bytesWritten: Int { get async { mutex.withLock { written } } }
+}
+
+/// Calls `tick` every `interval` seconds on its own thread until cancelled.
+final class RenewalThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var cancelled = false
+
+    init(interval: TimeInterval, tick: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                let deadline = Date().addingTimeInterval(interval)
+                while !cancelled && condition.wait(until: deadline) {}
+                let stop = cancelled
+                condition.unlock()
+                if stop { return }
+                tick()
+            }
+        }
+        thread.name = "fcmctl-lease"
+        thread.start()
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.signal()
+        condition.unlock()
+    }
 }
