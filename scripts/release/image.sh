@@ -2,8 +2,8 @@
 # Usage: bash scripts/release/image.sh [DIST_DIR]        (default: dist)
 # The container image fcmctl:VERSION, without a registry or a container engine: two layers, the minimal
 # Debian root file system of scripts/release/rootfs.sh (libcurl4 and ca-certificates; cached) and the
-# release archive's fcmctl and fcm-emulator in /usr/local/bin (with its README and LICENSE in
-# /usr/local/share/doc/fcmctl), assembled with umoci into an OCI archive, DIST_DIR/fcmctl-VERSION-oci.tar.
+# release archive's fcmctl and fcm-emulator in /usr/local/bin (with its README, LICENSE and THIRD_PARTY.md
+# in /usr/local/share/doc/fcmctl), assembled with umoci into an OCI archive, DIST_DIR/fcmctl-VERSION-oci.tar.
 # Entrypoint /usr/local/bin/fcmctl, working directory /work, the org.opencontainers.image.* labels. The
 # image's line in DIST_DIR/SHA256SUMS is (re)written. Times come from the commit (SOURCE_DATE_EPOCH), so
 # the same inputs give the same image. Progress goes to stderr; the last line on stdout is the archive's path.
@@ -44,8 +44,8 @@ tar -xzf "$archive" -C "$work"
 for program in fcmctl fcm-emulator; do
   [ -x "$work/$top/bin/$program" ] || { echo "image: $archive lacks $top/bin/$program" >&2; exit 1; }
 done
-# The licence label: the SPDX identifier the LICENSE file's first line names.
-case "$(head -n 1 "$work/$top/LICENSE" 2>/dev/null)" in
+# The licence label: the SPDX identifier the LICENSE file's first non-blank line names.
+case "$(grep -m 1 '[^[:space:]]' "$work/$top/LICENSE" 2>/dev/null)" in
   *"MIT License"*) licenses=MIT ;;
   *"Apache License"*) licenses=Apache-2.0 ;;
   *"BSD 3-Clause"*) licenses=BSD-3-Clause ;;
@@ -57,8 +57,8 @@ esac
 layer="$work/layer"
 mkdir -p "$layer/usr/local/bin" "$layer/usr/local/share/doc/fcmctl" "$layer/work"
 cp "$work/$top/bin/fcmctl" "$work/$top/bin/fcm-emulator" "$layer/usr/local/bin/"
-for doc in README.md LICENSE; do
-  [ -f "$work/$top/$doc" ] && cp "$work/$top/$doc" "$layer/usr/local/share/doc/fcmctl/"
+for doc in README.md LICENSE THIRD_PARTY.md; do
+  if [ -f "$work/$top/$doc" ]; then cp "$work/$top/$doc" "$layer/usr/local/share/doc/fcmctl/"; fi
 done
 tar -C "$layer" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
   --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime -cf "$work/app.tar" ./usr ./work

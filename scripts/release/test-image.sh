@@ -93,14 +93,14 @@ image_env=("${process[@]:2:$env_count}")
 entrypoint=("${process[@]:$((2 + env_count))}")
 
 # In the image: a private mount namespace (its mounts vanish with it), /dev and /proc as a runtime gives,
-# chroot, then env -i with the working directory and the image's environment (and NAME=VALUE arguments
+# (a runtime makes those mount points; the root file system has no /dev), chroot, then env -i with the working directory and the image's environment (and NAME=VALUE arguments
 # given before the command), as the runtime starts the process. One process throughout (exec), so its id
 # is the program's. Usage: in_image [NAME=VALUE…] COMMAND [ARG…]
 in_image() {
   # shellcheck disable=SC2016 # the inner script's variables are its own
   unshare --mount --propagation private -- bash -c '
     root=$1; cwd=$2; shift 2
-    mount --rbind /dev "$root/dev" && mount -t proc proc "$root/proc" && exec chroot "$root" /usr/bin/env -i -C "$cwd" "$@"' \
+    mkdir -p "$root/dev" "$root/proc" && mount --rbind /dev "$root/dev" && mount -t proc proc "$root/proc" && exec chroot "$root" /usr/bin/env -i -C "$cwd" "$@"' \
     bash "$rootfs" "$cwd" "${image_env[@]}" "$@"
 }
 run_entrypoint() { in_image "${entrypoint[@]}" "$@"; }
@@ -119,6 +119,7 @@ else
 fi
 
 # fcm-emulator from the image on a free port: its first line names the address (polled, with a deadline).
+: > "$work/emulator.out"
 in_image fcm-emulator --port 0 > "$work/emulator.out" 2> "$work/emulator.err" &
 emulator_pid=$!
 address=""
