@@ -7,7 +7,7 @@
 #     share/man/man1/                                    when argument-parser's generate-manual builds here
 #     README.md, LICENSE, THIRD_PARTY.md
 #   fcmctl-VERSION-linux-ARCH-debug-symbols.tar.gz     bin/*.debug: the DWARF, for crash reports
-#   SHA256SUMS                                         `sha256sum -c SHA256SUMS` in dist/
+#   SHA256SUMS                                         `sha256sum -c SHA256SUMS` in dist/ (other files' lines kept)
 # It refuses binaries that need more at run time than glibc and libcurl. The archives are byte-for-byte
 # reproducible: sorted names, owner 0, mtime SOURCE_DATE_EPOCH (default: the commit's time), gzip -n.
 set -euo pipefail
@@ -78,11 +78,24 @@ pack() { # DIRECTORY ARCHIVE: a reproducible .tar.gz of DIRECTORY's NAME folder
   tar -C "$1" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime -cf - "$name" | gzip -9n > "$2"
 }
-rm -rf dist
+# dist/ may hold other release files (make image's OCI archive): replace only the archives this writes and
+# their lines in SHA256SUMS; other lines stay as they are while their files exist.
 mkdir -p dist
+rm -f dist/fcmctl-*-linux-*.tar.gz
 pack "$stage" "dist/$name.tar.gz"
 pack "$stage/symbols" "dist/$name-debug-symbols.tar.gz"
-(cd dist && sha256sum "$name.tar.gz" "$name-debug-symbols.tar.gz" > SHA256SUMS)
+(
+  cd dist
+  {
+    sha256sum "$name.tar.gz" "$name-debug-symbols.tar.gz"
+    if [ -f SHA256SUMS ]; then
+      while read -r sum file; do
+        [[ ${file#\*} == fcmctl-*-linux-*.tar.gz ]] || [ ! -f "${file#\*}" ] || echo "$sum  $file"
+      done < SHA256SUMS
+    fi
+  } | sort -k2 > SHA256SUMS.new
+  mv SHA256SUMS.new SHA256SUMS
+)
 
 size() { du -h --apparent-size "$1" | cut -f1; }
 echo "dist: dist/$name.tar.gz $(size "dist/$name.tar.gz") (fcmctl $(size "$top/bin/fcmctl"), fcm-emulator $(size "$top/bin/fcm-emulator") stripped)"
