@@ -40,6 +40,20 @@ rootfs=$(bash scripts/release/rootfs.sh | tail -n 1)
 
 work=$(mktemp -d -t fcmctl-image.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+# The base layer is that root file system less what nothing in the image reads, as Debian's slim images do:
+# manual pages, info, translations (/usr/share/locale, but locale.alias), and documentation other than the
+# copyright files (the packages' licences stay).
+python3 - "$rootfs" "$work/base.tar" <<'PYTHON'
+import re, sys, tarfile
+drop = re.compile(r"\./usr/share/(man|info|locale|doc)/.+")
+keep = re.compile(r"\./usr/share/(locale/locale\.alias|doc/[^/]+/copyright|doc/[^/]+)")
+with tarfile.open(sys.argv[1]) as source, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as base:
+    for member in source:
+        if drop.fullmatch(member.name) and not keep.fullmatch(member.name):
+            continue
+        base.addfile(member, source.extractfile(member) if member.isreg() else None)
+PYTHON
 tar -xzf "$archive" -C "$work"
 for program in fcmctl fcm-emulator; do
   [ -x "$work/$top/bin/$program" ] || { echo "image: $archive lacks $top/bin/$program" >&2; exit 1; }
@@ -68,9 +82,10 @@ image="$layout:fcmctl:$version"
 history=(--history.created "$created" --history.author "fcmctl release ($source_url)")
 umoci init --layout "$layout"
 umoci new --image "$image"
-echo "image: adding the root file system layer ($(du -h "$rootfs" | cut -f1) uncompressed)" >&2
+echo "image: adding the root file system layer ($(du -h "$work/base.tar" | cut -f1) uncompressed, of $(du -h "$rootfs" | cut -f1))" >&2
 umoci raw add-layer --image "$image" "${history[@]}" \
-  --history.created_by "scripts/release/rootfs.sh: mmdebstrap minbase + ca-certificates libcurl4" "$rootfs"
+  --history.created_by "scripts/release/rootfs.sh: mmdebstrap minbase + ca-certificates libcurl4; no man, info, locale, doc but copyright" \
+  "$work/base.tar"
 umoci raw add-layer --image "$image" "${history[@]}" \
   --history.created_by "fcmctl and fcm-emulator from $top.tar.gz into /usr/local/bin" "$work/app.tar"
 umoci config --image "$image" "${history[@]}" --history.created_by "image configuration" \

@@ -159,6 +159,20 @@ else
   fail "the image has /etc/ssl/certs/ca-certificates.crt"
 fi
 
+copyrights=$(find "$rootfs/usr/share/doc" -name copyright | wc -l)
+packages=$(find "$rootfs/usr/share/doc" -mindepth 1 -maxdepth 1 -type d | wc -l)
+if [ -s "$rootfs/usr/share/doc/libcurl4/copyright" ] && [ "$copyrights" -eq "$packages" ] \
+  && [ -z "$(find "$rootfs/usr/share/man" "$rootfs/usr/share/locale" -type f ! -name locale.alias 2>/dev/null)" ]; then
+  ok "slim base: no manual pages or translations; the $copyrights packages' copyright files kept"
+else
+  fail "slim base: no manual pages or translations, every package's copyright kept ($copyrights of $packages)"
+fi
+if [ -s "$rootfs/usr/local/share/doc/fcmctl/LICENSE" ]; then
+  ok "fcmctl's LICENSE is in /usr/local/share/doc/fcmctl"
+else
+  fail "fcmctl's LICENSE is in /usr/local/share/doc/fcmctl"
+fi
+
 # podman, where it can run a container here.
 if ! command -v podman >/dev/null; then
   skipped+=("podman: not installed")
