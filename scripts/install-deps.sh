@@ -3,8 +3,9 @@
 set -euo pipefail
 needed=(libyaml-dev libcurl4-openssl-dev pkg-config)
 # Tests also render Markdown with GitHub's cmark-gfm, shellcheck the example workflows' run blocks, drive
-# fcmctl in a real terminal under tmux, and run the release archive on a minimal Debian built by mmdebstrap.
-if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap); fi
+# fcmctl in a real terminal under tmux, run the release archive on a minimal Debian built by mmdebstrap, and
+# build the container image with umoci.
+if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap umoci); fi
 missing=()
 for package in "${needed[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
