@@ -1,7 +1,7 @@
 # The two set-up commands of the README: `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release dist clean-system-test demo test lint format fuzz chaos bench clean
+.PHONY: deps build release dist clean-system-test image test-action demo test lint format fuzz chaos bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -30,6 +30,18 @@ clean-system-test: dist
 	@bash scripts/install-deps.sh --test
 	bash scripts/release/clean-system-test.sh
 
+# dist/fcmctl-VERSION-oci.tar, the image fcmctl:VERSION (umoci; no registry, no container engine), and its
+# smoke test (the unpacked image in a chroot; podman where this machine lets it run a container).
+image: dist
+	@bash scripts/install-deps.sh --test
+	bash scripts/release/image.sh
+	bash scripts/release/test-image.sh
+
+# action.yml's steps run as GitHub runs them, against dist/ served like a GitHub release.
+test-action: dist
+	@bash scripts/install-deps.sh --test
+	python3 scripts/release/test-action
+
 demo: build
 	@bash scripts/demo.sh
 
@@ -43,6 +55,9 @@ test:
 	@$(MAKE) --no-print-directory dist
 	bash scripts/release-smoke.sh
 	bash scripts/release/clean-system-test.sh
+	python3 scripts/release/test-action
+	bash scripts/release/image.sh
+	bash scripts/release/test-image.sh
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
 	python3 scripts/chaos/kill-apply --store gcs --trials 3 --seed 2
 	python3 scripts/fuzz --cases 500 --seed 1
