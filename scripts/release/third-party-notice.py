@@ -10,6 +10,7 @@ stale quietly when a dependency is added."""
 import glob
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -21,18 +22,33 @@ def linked_modules(build, product):
         paths = [line.strip().strip("'\"") for line in handle if line.strip()]
     modules = set()
     for path in paths:
-        for part in path.split(os.sep):
-            if part.endswith(".build"):
-                modules.add(part[: -len(".build")])
+        # BUILD_DIR/MODULE.build/FILE.o (the scratch directory itself is .build: no module name)
+        parts = [part for part in path.split(os.sep) if part.endswith(".build") and part != ".build"]
+        if parts:
+            modules.add(parts[-1][: -len(".build")])
     return modules
+
+
+def c99name(target):
+    """A target's module name, as its object directory is named: fcm-emulator builds in fcm_emulator.build."""
+    return target.replace("-", "_")
 
 
 def module_owners():
     owners = {}
     for package in sorted(os.listdir(CHECKOUTS)):
         for source in glob.glob(os.path.join(CHECKOUTS, package, "Sources", "*")):
-            owners.setdefault(os.path.basename(source), package)
+            owners.setdefault(c99name(os.path.basename(source)), package)
     return owners
+
+
+def declared_by(module):
+    """The package whose manifest declares a target MODULE at a path of its own (swift-system's SystemPackage)."""
+    for package in sorted(os.listdir(CHECKOUTS)):
+        manifest = os.path.join(CHECKOUTS, package, "Package.swift")
+        if os.path.exists(manifest) and re.search(r'Target\(\s*name:\s*"' + re.escape(module) + '"', open(manifest).read(), re.IGNORECASE):
+            return package
+    return None
 
 
 def licence(package):
@@ -44,7 +60,7 @@ def licence(package):
 
 def main():
     build, products = sys.argv[1], sys.argv[2:]
-    ours = set(os.listdir(os.path.join(ROOT, "Sources")))
+    ours = {c99name(name) for name in os.listdir(os.path.join(ROOT, "Sources"))}
     owners = module_owners()
     pins = {pin["identity"]: pin for pin in json.load(open(os.path.join(ROOT, "Package.resolved")))["pins"]}
     used = {}  # package -> set of products
@@ -52,7 +68,7 @@ def main():
         for module in linked_modules(build, product):
             if module in ours:
                 continue
-            package = owners.get(module)
+            package = owners.get(module) or declared_by(module)
             if package is None:
                 sys.exit(f"third-party notice: {product} links module {module}, which no checked-out package provides")
             used.setdefault(package, set()).add(product)
