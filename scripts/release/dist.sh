@@ -69,7 +69,8 @@ cp README.md "$top/README.md"
 cp LICENSE "$top/LICENSE"
 libyaml_version=$(dpkg-query -W -f='${Version}' libyaml-dev 2>/dev/null | sed 's/-[^-]*$//' || true)
 swift_version=$("$build/fcmctl" version --format json | sed -n 's/.*"swift": "\(.*\)".*/\1/p')
-SWIFT_VERSION=$swift_version LIBYAML_VERSION=${libyaml_version:-libyaml-dev} \
+gcc_version=$(basename "$(dirname "$(clang -print-file-name=libstdc++.a 2>/dev/null || echo unknown/x)")")
+SWIFT_VERSION=$swift_version LIBYAML_VERSION=${libyaml_version:-libyaml-dev} GCC_VERSION=$gcc_version \
   python3 scripts/release/third-party-notice.py "$build" fcmctl fcm-emulator > "$top/THIRD_PARTY.md"
 find "$top" -type d -exec chmod 0755 {} +
 find "$top/share" "$top"/*.md "$top/LICENSE" -type f -exec chmod 0644 {} +
@@ -80,10 +81,14 @@ pack() { # DIRECTORY ARCHIVE: a reproducible .tar.gz of DIRECTORY's NAME folder
 }
 # dist/ may hold other release files (make image's OCI archive): replace only the archives this writes and
 # their lines in SHA256SUMS; other lines stay as they are while their files exist.
+# Packed in the stage, then moved in: a reader never sees half an archive. One run at a time writes dist/.
+pack "$stage" "$stage/$name.tar.gz"
+pack "$stage/symbols" "$stage/$name-debug-symbols.tar.gz"
 mkdir -p dist
+exec 8>dist/.lock
+flock 8
 rm -f dist/fcmctl-*-linux-*.tar.gz
-pack "$stage" "dist/$name.tar.gz"
-pack "$stage/symbols" "dist/$name-debug-symbols.tar.gz"
+mv "$stage/$name.tar.gz" "$stage/$name-debug-symbols.tar.gz" dist/
 (
   cd dist
   {

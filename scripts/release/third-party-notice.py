@@ -4,9 +4,10 @@
 Writes the notice for what the release binaries carry inside: the Swift packages whose modules the linker
 was given (BUILD_DIR/PRODUCT.product/Objects.LinkFileList), with the versions Package.resolved pins and
 their licences read from their LICENSE files; their NOTICE files verbatim (Apache-2.0 section 4(d)); then
-the Swift runtime and Foundation (--static-swift-stdlib) and libyaml (libyaml-dev's static archive). A module
-it cannot place in a package, or a licence it does not recognise, fails the run: the notice must not go
-stale quietly when a dependency is added."""
+the Swift runtime and Foundation (--static-swift-stdlib), libstdc++ and libgcc_eh (the GCC runtime, whose
+exception allows this) and libyaml (libyaml-dev's static archive). A module it cannot place in a package,
+or a licence it does not recognise, fails the run: the notice must not go stale quietly when a dependency
+is added."""
 import glob
 import json
 import os
@@ -68,7 +69,7 @@ def main():
         for module in linked_modules(build, product):
             if module in ours:
                 continue
-            package = owners.get(module) or declared_by(module)
+            package = declared_by(module) or owners.get(module)
             if package is None:
                 sys.exit(f"third-party notice: {product} links module {module}, which no checked-out package provides")
             used.setdefault(package, set()).add(product)
@@ -91,6 +92,8 @@ def main():
     out.append("| Foundation (swift-foundation, swift-corelibs-foundation), libdispatch, BlocksRuntime | "
                f"{os.environ.get('SWIFT_VERSION', 'toolchain')} | Apache-2.0 with the Swift Runtime Library Exception | both |")
     out.append("| ICU (swift-foundation-icu, with its data) inside Foundation | toolchain | Unicode License v3 (Unicode-3.0) | both |")
+    out.append(f"| libstdc++ and libgcc_eh (the C++ runtime of the toolchain and of BoringSSL) | GCC {os.environ.get('GCC_VERSION', '')} | "
+               "GPL-3.0 with the GCC Runtime Library Exception 3.1 | both |")
     out.append(f"| LibYAML | {os.environ.get('LIBYAML_VERSION', 'libyaml-dev')} | MIT (Expat) | fcmctl |")
     for package in sorted(used):
         pin = pins.get(package, {})
