@@ -105,6 +105,9 @@ umoci gc --layout "$layout"
 output="$dist/fcmctl-$version-oci.tar"
 tar -C "$layout" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
   -cf "$output.partial" oci-layout index.json blobs
+# One writer of dist/ at a time (scripts/release/dist.sh takes the same lock).
+exec 8>"$dist/.lock"
+flock 8
 mv "$output.partial" "$output"
 
 # This image's line in SHA256SUMS, replacing an older one; the other lines stay as they are.
