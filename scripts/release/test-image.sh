@@ -12,6 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dist="${1:-dist}"
+[ "$(id -u)" -eq 0 ] || { echo "test-image: needs root (umoci unpack, mount namespaces, chroot), as the clean-system test does" >&2; exit 1; }
 shopt -s nullglob
 images=("$dist"/fcmctl-*-oci.tar)
 [ ${#images[@]} -eq 1 ] || { echo "test-image: need exactly one $dist/fcmctl-VERSION-oci.tar (make image); found ${#images[@]}" >&2; exit 1; }
