@@ -30,8 +30,6 @@ version="${version%-linux-"$arch"}"
   || { echo "image: $archive does not match $dist/SHA256SUMS" >&2; exit 1; }
 
 started=$(date +%s%N)
-revision=$(git rev-parse HEAD)
-[ -z "$(git status --porcelain --untracked-files=no)" ] || revision="$revision-dirty"
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
@@ -58,6 +56,12 @@ tar -xzf "$archive" -C "$work"
 for program in fcmctl fcm-emulator; do
   [ -x "$work/$top/bin/$program" ] || { echo "image: $archive lacks $top/bin/$program" >&2; exit 1; }
 done
+# The revision label: the commit the binaries were built from (what `fcmctl version` reports, "-dirty" kept),
+# in full when this repository has it.
+commit=$("$work/$top/bin/fcmctl" version --format json | sed -n 's/.*"commit": "\(.*\)".*/\1/p')
+[ -n "$commit" ] || { echo "image: $top/bin/fcmctl reports no commit" >&2; exit 1; }
+revision=$(git rev-parse --verify --quiet "${commit%-dirty}^{commit}" || echo "${commit%-dirty}")
+[ "${commit%-dirty}" = "$commit" ] || revision="$revision-dirty"
 # The licence label: the SPDX identifier the LICENSE file's first non-blank line names.
 case "$(grep -m 1 '[^[:space:]]' "$work/$top/LICENSE" 2>/dev/null)" in
   *"MIT License"*) licenses=MIT ;;

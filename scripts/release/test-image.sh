@@ -47,9 +47,12 @@ rootfs="$work/bundle/rootfs"
 
 # The image config (from the layout), and the process a runtime would start (config.json, made by umoci
 # from the image config): the test runs exactly that process.
-if report=$(python3 - "$work/layout" "$version" "$(git rev-parse HEAD)" <<'EOF'
+# The commit the archive's fcmctl reports (the image's own is checked against the label below).
+archive_commit=$(tar -xzOf "$dist/fcmctl-$version-linux-$(uname -m).tar.gz" "fcmctl-$version-linux-$(uname -m)/bin/fcmctl" > "$work/fcmctl" \
+  && chmod +x "$work/fcmctl" && "$work/fcmctl" version --format json | sed -n 's/.*"commit": "\(.*\)".*/\1/p')
+if report=$(python3 - "$work/layout" "$version" "$archive_commit" <<'EOF'
 import json, os, re, sys
-layout, version, head = sys.argv[1:]
+layout, version, commit = sys.argv[1:]
 def blob(digest):
     with open(os.path.join(layout, "blobs", *digest.split(":"))) as handle:
         return json.load(handle)
@@ -65,8 +68,9 @@ assert c["Entrypoint"] == ["/usr/local/bin/fcmctl"], c["Entrypoint"]
 assert c.get("WorkingDir") == "/work", c.get("WorkingDir")
 labels = c["Labels"]
 assert labels["org.opencontainers.image.version"] == version, labels
-assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", labels["org.opencontainers.image.revision"]), labels
-assert labels["org.opencontainers.image.revision"].startswith(head), (labels, head)
+revision = labels["org.opencontainers.image.revision"]
+assert re.fullmatch(r"[0-9a-f]{12,40}(-dirty)?", revision), labels
+assert revision.startswith(commit.removesuffix("-dirty")) and revision.endswith("-dirty") == commit.endswith("-dirty"), (revision, commit)
 assert labels["org.opencontainers.image.source"] == "https://github.com/fcmctl/fcmctl", labels
 assert labels["org.opencontainers.image.licenses"], labels
 print(f"{manifest['layers'][0]['size']} {manifest['layers'][1]['size']} {labels['org.opencontainers.image.licenses']}")
