@@ -5,7 +5,7 @@
 # release archive's fcmctl and fcm-emulator in /usr/local/bin (with its README, LICENSE and THIRD_PARTY.md
 # in /usr/local/share/doc/fcmctl), assembled with umoci into an OCI archive, DIST_DIR/fcmctl-VERSION-oci.tar.
 # Entrypoint /usr/local/bin/fcmctl, working directory /work, the org.opencontainers.image.* labels. The
-# image's line in DIST_DIR/SHA256SUMS is (re)written. Times come from the commit (SOURCE_DATE_EPOCH), so
+# image's line in DIST_DIR/SHA256SUMS is (re)written. Times come from the binaries' commit (SOURCE_DATE_EPOCH), so
 # the same inputs give the same image. Progress goes to stderr; the last line on stdout is the archive's path.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,8 +30,6 @@ version="${version%-linux-"$arch"}"
   || { echo "image: $archive does not match $dist/SHA256SUMS" >&2; exit 1; }
 
 started=$(date +%s%N)
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
-created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 rootfs=$(bash scripts/release/rootfs.sh | tail -n 1)
 [ -s "$rootfs" ] || { echo "image: scripts/release/rootfs.sh gave no root file system ($rootfs)" >&2; exit 1; }
@@ -62,6 +60,9 @@ commit=$("$work/$top/bin/fcmctl" version --format json | sed -n 's/.*"commit": "
 [ -n "$commit" ] || { echo "image: $top/bin/fcmctl reports no commit" >&2; exit 1; }
 revision=$(git rev-parse --verify --quiet "${commit%-dirty}^{commit}" || echo "${commit%-dirty}")
 [ "${commit%-dirty}" = "$commit" ] || revision="$revision-dirty"
+# Times: that commit's (or HEAD's when this repository lacks it), so the same archive gives the same image.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct "${revision%-dirty}" 2>/dev/null || git log -1 --format=%ct)}"
+created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 # The licence label: the SPDX identifier the LICENSE file's first non-blank line names.
 case "$(grep -m 1 '[^[:space:]]' "$work/$top/LICENSE" 2>/dev/null)" in
   *"MIT License"*) licenses=MIT ;;
