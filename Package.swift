@@ -6,6 +6,15 @@ let codeSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Release binaries on Linux carry libstdc++ and libgcc inside as they do the Swift runtime, so where they run
+/// they need only glibc and libcurl: scripts/release/static-link/libstdc++.so is a linker script naming the
+/// static archive, found before the shared library; -static-libgcc takes libgcc_eh.a for libgcc_s.so.
+let staticRuntime: [LinkerSetting] = [
+    .unsafeFlags(
+        ["-L", Context.packageDirectory + "/scripts/release/static-link", "-Xclang-linker", "-static-libgcc"],
+        .when(platforms: [.linux], configuration: .release))
+]
+
 let package = Package(
     name: "fcmctl",
     platforms: [.macOS(.v14)],
@@ -23,14 +32,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CYAML", pkgConfig: "yaml-0.1",
-            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
+        // No pkgConfig and no `link` in the module map: FCMManifest's linker settings choose how libyaml links.
+        .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
+        // What `make` recorded about the build (commit, date, Swift version) behind a header that never changes.
+        .target(name: "CBuildInfo"),
+        .target(name: "FCMBuildInfo", dependencies: ["CBuildInfo"], swiftSettings: codeSettings),
         .target(name: "FCMCore", swiftSettings: codeSettings),
-        .target(name: "FCMManifest", dependencies: ["FCMCore", "CYAML"], swiftSettings: codeSettings),
+        .target(
+            name: "FCMManifest", dependencies: ["FCMCore", "CYAML"], swiftSettings: codeSettings,
+            linkerSettings: [
+                // Release binaries (make release, make dist) carry libyaml inside, from libyaml-dev's static
+                // archive, so they need no libyaml where they run; `-l:FILE` names the exact file (GNU ld, gold,
+                // lld). Debug builds and macOS link the shared library.
+                .unsafeFlags(["-Xlinker", "-l:libyaml.a"], .when(platforms: [.linux], configuration: .release)),
+                .linkedLibrary("yaml", .when(platforms: [.linux], configuration: .debug)),
+                .linkedLibrary("yaml", .when(platforms: [.macOS])),
+            ]),
         .target(
             name: "FCMClient",
             dependencies: [
@@ -45,17 +65,18 @@ let package = Package(
         .target(
             name: "FCMCommands",
             dependencies: [
-                "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile",
+                "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: codeSettings),
-        .executableTarget(name: "fcmctl", dependencies: ["FCMCommands"], swiftSettings: codeSettings),
+        .executableTarget(name: "fcmctl", dependencies: ["FCMCommands"], swiftSettings: codeSettings, linkerSettings: staticRuntime),
         // Fakes for tests: an in-memory FCM; the in-memory state store lives in FCMState.
         .target(name: "FCMTestSupport", dependencies: ["FCMCore", "FCMState"], swiftSettings: codeSettings),
         .target(
             name: "FCMEmulator",
             dependencies: [
+                "FCMBuildInfo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -66,7 +87,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: codeSettings),
-        .executableTarget(name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
+        .executableTarget(
+            name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings, linkerSettings: staticRuntime),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
@@ -78,7 +100,7 @@ let package = Package(
         .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FCMCommands", "FCMClient", "FCMCore", "FCMState", "FCMTestSupport"],
+            dependencies: ["FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMState", "FCMTestSupport"],
             swiftSettings: codeSettings),
     ]
 )

@@ -2,9 +2,10 @@
 # Installs the system packages fcmctl builds against, skipping those already present.
 set -euo pipefail
 needed=(libyaml-dev libcurl4-openssl-dev pkg-config)
-# Tests also render Markdown with GitHub's cmark-gfm, shellcheck the example workflows' run blocks, and
-# drive fcmctl in a real terminal under tmux.
-if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux); fi
+# Tests also render Markdown with GitHub's cmark-gfm, shellcheck the example workflows' run blocks, drive
+# fcmctl in a real terminal under tmux, run the release archive on a minimal Debian built by mmdebstrap, and
+# build the container image with umoci.
+if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap umoci); fi
 missing=()
 for package in "${needed[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,11 +1,13 @@
 import ArgumentParser
+import FCMBuildInfo
+import FCMClient
 import FCMCore
 import FCMManifest
 import Foundation
 
 /// `fcmctl`: FCM device groups and topic subscriptions as code.
 package struct FCMCtl: AsyncParsableCommand {
-    package static let version = "0.1.0"
+    package static let version = BuildInfo.version
 
     package static let configuration = CommandConfiguration(
         commandName: "fcmctl",
@@ -16,7 +18,7 @@ package struct FCMCtl: AsyncParsableCommand {
             run (the holder is printed; see --lock-timeout and `state unlock`), 5 a saved plan is stale (the state, \
             the manifest or what it touches in FCM changed since `plan -out`; nothing was sent), 64 usage error.
             """,
-        version: version,
+        version: VersionCommand.text(),
         subcommands: [
             ValidateCommand.self, FmtCommand.self, PlanCommand.self, ApplyCommand.self, DriftCommand.self, ShowCommand.self, ImportCommand.self,
             MigrateCommand.self,
@@ -59,10 +61,40 @@ package struct FCMCtl: AsyncParsableCommand {
 }
 
 struct VersionCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print fcmctl's version.")
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "Print fcmctl's version, the commit and day it was built, and the Swift and libcurl versions.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text
+        case json
+    }
+
+    @Option(help: "text (one line, as --version prints it), or json (buildDate, commit, libcurl, swift, version).")
+    var format: Format = .text
 
     func run() throws {
-        Console.current.out("fcmctl \(FCMCtl.version)")
+        switch format {
+        case .text: Console.current.out(Self.text())
+        case .json: Console.current.writeOut(Self.json())
+        }
+    }
+
+    /// `fcmctl 0.1.0 (commit 0123456789ab, built 2025-06-01, Swift 6.3.1, libcurl 7.88.1)`; also `--version`.
+    static func text() -> String {
+        let summary = BuildInfo.summary("fcmctl")
+        return "\(summary.dropLast()), Swift \(BuildInfo.swiftVersion), libcurl \(LibcurlVersion.current))"
+    }
+
+    /// One object, keys sorted, two-space indentation, like every other JSON fcmctl writes.
+    static func json() -> String {
+        JSONTree.object([
+            ("buildDate", .string(BuildInfo.date)),
+            ("commit", .string(BuildInfo.commit)),
+            ("libcurl", .string(LibcurlVersion.current)),
+            ("swift", .string(BuildInfo.swiftVersion)),
+            ("version", .string(BuildInfo.version)),
+        ]).serialized()
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMBuildInfo
 import Foundation
 import Hummingbird
 import Logging
@@ -19,7 +20,8 @@ package struct EmulatorCommand: AsyncParsableCommand {
             POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
             GET|PUT faults, GET|PUT quotas, POST tokens:expire.
             The first line on standard output is 'fcm-emulator listening on http://HOST:PORT'. See docs/emulator.md.
-            """)
+            """,
+        version: BuildInfo.summary("fcm-emulator"))
 
     @Option(help: "Address to bind. Loopback by default.")
     var host = "127.0.0.1"

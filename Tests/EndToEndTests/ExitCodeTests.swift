@@ -66,12 +66,6 @@ import Testing
         #expect(result.code == 1)
         #expect(result.stderr.contains("--allow-empty"))
     }
-
-    @Test func versionPrints() async throws {
-        let result = try await CLI.runBinary(["version"])
-        #expect(result.code == 0)
-        #expect(result.stdout == "fcmctl 0.1.0\n")
-    }
 }
 
 /// The exit-code contract as `--help` states it, read from the built binary.
