@@ -21,6 +21,8 @@ let package = Package(
     products: [
         .executable(name: "fcmctl", targets: ["fcmctl"]),
         .executable(name: "fcm-emulator", targets: ["fcm-emulator"]),
+        // What the release archive ships: both programs in one binary, chosen by the name it is run as.
+        .executable(name: "fcmctl-multicall", targets: ["fcmctl-multicall"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -89,6 +91,9 @@ let package = Package(
             swiftSettings: codeSettings),
         .executableTarget(
             name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings, linkerSettings: staticRuntime),
+        .executableTarget(
+            name: "fcmctl-multicall", dependencies: ["FCMCommands", "FCMEmulator"], swiftSettings: codeSettings,
+            linkerSettings: staticRuntime),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(

@@ -2,7 +2,8 @@
 # Usage: bash scripts/release/dist.sh     (`make dist`, after `make release` built what it packs)
 # Packs the release build (.build/release: swift build -c release --static-swift-stdlib) into dist/:
 #   fcmctl-VERSION-linux-ARCH.tar.gz, all under fcmctl-VERSION-linux-ARCH/:
-#     bin/fcmctl, bin/fcm-emulator                      stripped; a .gnu_debuglink names the debug file
+#     bin/fcmctl                                         fcmctl-multicall, stripped; a .gnu_debuglink names the debug file
+#     bin/fcm-emulator                                   a symbolic link to fcmctl: the binary is both, by the name run
 #     share/bash-completion/completions/, share/zsh/site-functions/, share/fish/vendor_completions.d/
 #     share/man/man1/                                    when argument-parser's generate-manual builds here
 #     README.md, LICENSE, THIRD_PARTY.md
@@ -18,7 +19,7 @@ build=.build/release
 version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/FCMBuildInfo/BuildInfo.swift)
 arch=$(uname -m)
 name=fcmctl-$version-linux-$arch
-for binary in fcmctl fcm-emulator; do
+for binary in fcmctl fcm-emulator fcmctl-multicall; do
   [ -x "$build/$binary" ] || { echo "dist: $build/$binary is missing: make release" >&2; exit 1; }
 done
 built_version=$("$build/fcmctl" version --format json | sed -n 's/.*"version": "\(.*\)".*/\1/p')
@@ -26,7 +27,7 @@ built_version=$("$build/fcmctl" version --format json | sed -n 's/.*"version": "
 
 # At run time: glibc's libraries and libcurl, nothing else (libyaml and the Swift runtime are inside).
 allowed='^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|libutil\.so\.1|ld-linux[-a-z0-9_.]*\.so\.[0-9]+|libcurl\.so\.4)$'
-for binary in fcmctl fcm-emulator; do
+for binary in fcmctl-multicall; do
   others=$(readelf -d "$build/$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev "$allowed" || true)
   [ -z "$others" ] || { echo "dist: $binary needs $(paste -sd' ' <<<"$others") at run time" >&2; exit 1; }
 done
@@ -39,14 +40,17 @@ symbols=$stage/symbols/$name
 mkdir -p "$top/bin" "$symbols/bin" "$top/share/bash-completion/completions" "$top/share/zsh/site-functions" \
   "$top/share/fish/vendor_completions.d"
 
+# One binary for both programs: two would each carry the Swift runtime, Foundation and ICU's data.
+objcopy --only-keep-debug "$build/fcmctl-multicall" "$symbols/bin/fcmctl.debug"
+objcopy --strip-all "$build/fcmctl-multicall" "$top/bin/fcmctl"
+# The link records the file name and a CRC: gdb finds bin/fcmctl.debug beside the binary or under /usr/lib/debug.
+(cd "$symbols/bin" && objcopy --add-gnu-debuglink="fcmctl.debug" "$top/bin/fcmctl")
+chmod 0755 "$top/bin/fcmctl"
+chmod 0644 "$symbols/bin/fcmctl.debug"
+ln -s fcmctl "$top/bin/fcm-emulator"
+[ "$("$top/bin/fcm-emulator" --version | cut -d' ' -f1)" = "fcm-emulator" ] || { echo "dist: bin/fcm-emulator is not the emulator" >&2; exit 1; }
 for binary in fcmctl fcm-emulator; do
-  objcopy --only-keep-debug "$build/$binary" "$symbols/bin/$binary.debug"
-  objcopy --strip-all "$build/$binary" "$top/bin/$binary"
-  # The link records the file name and a CRC: gdb finds bin/NAME.debug beside the binary or under /usr/lib/debug.
-  (cd "$symbols/bin" && objcopy --add-gnu-debuglink="$binary.debug" "$top/bin/$binary")
-  chmod 0755 "$top/bin/$binary"
-  chmod 0644 "$symbols/bin/$binary.debug"
-  # Completions come from the stripped binary: what is shipped is what answers.
+  # Completions come from the shipped binary: what is shipped is what answers.
   "$top/bin/$binary" --generate-completion-script bash > "$top/share/bash-completion/completions/$binary"
   "$top/bin/$binary" --generate-completion-script zsh > "$top/share/zsh/site-functions/_$binary"
   "$top/bin/$binary" --generate-completion-script fish > "$top/share/fish/vendor_completions.d/$binary.fish"
@@ -103,5 +107,5 @@ mv "$stage/$name.tar.gz" "$stage/$name-debug-symbols.tar.gz" dist/
 )
 
 size() { du -h --apparent-size "$1" | cut -f1; }
-echo "dist: dist/$name.tar.gz $(size "dist/$name.tar.gz") (fcmctl $(size "$top/bin/fcmctl"), fcm-emulator $(size "$top/bin/fcm-emulator") stripped)"
+echo "dist: dist/$name.tar.gz $(size "dist/$name.tar.gz") (fcmctl and fcm-emulator: one binary of $(size "$top/bin/fcmctl") stripped)"
 echo "dist: dist/$name-debug-symbols.tar.gz $(size "dist/$name-debug-symbols.tar.gz"), dist/SHA256SUMS"
