@@ -75,7 +75,8 @@ esac
 # The application layer: a tar with fixed owners, order and times.
 layer="$work/layer"
 mkdir -p "$layer/usr/local/bin" "$layer/usr/local/share/doc/fcmctl" "$layer/work"
-cp "$work/$top/bin/fcmctl" "$work/$top/bin/fcm-emulator" "$layer/usr/local/bin/"
+# -P keeps bin/fcm-emulator a link to fcmctl: one binary, two names, as in the archive.
+cp -P "$work/$top/bin/fcmctl" "$work/$top/bin/fcm-emulator" "$layer/usr/local/bin/"
 for doc in README.md LICENSE THIRD_PARTY.md; do
   if [ -f "$work/$top/$doc" ]; then cp "$work/$top/$doc" "$layer/usr/local/share/doc/fcmctl/"; fi
 done
