@@ -177,7 +177,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         try FileIO.ensureDirectory(directory)
         let deadline = ContinuousClock.now + timeout
         while true {
-            switch try acquireOnce(operation: operation) {
+            switch try acquireOnce(operation: operation, deadline: deadline) {
             case .acquired(let lock):
                 startRenewing(lock)
                 return lock
@@ -194,8 +194,8 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         case held(LockInfo)
     }
 
-    private func acquireOnce(operation: String) throws -> Attempt {
-        try withDirectoryLock {
+    private func acquireOnce(operation: String, deadline: ContinuousClock.Instant) throws -> Attempt {
+        try withDirectoryLock(until: deadline) {
             // The lease is counted from before the write: the holder never believes it longer than it is.
             let started = StateLock.now()
             let created = now()
@@ -221,12 +221,31 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         try FileIO.replaceAtomically(lockPath, with: LockDocument.encode(lock), what: "state lock")
     }
 
-    private func withDirectoryLock<T>(_ body: () throws -> T) throws -> T {
+    /// `deadline`: how long taking the lock may wait (`--lock-timeout`). The directory's flock is held for
+    /// moments by a live fcmctl, so it gets two seconds at least; a process that holds it longer (a hung run, a
+    /// backup tool) is reported when the deadline passes instead of blocking the run without end.
+    private func withDirectoryLock<T>(until deadline: ContinuousClock.Instant? = nil, _ body: () throws -> T) throws -> T {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw StateError("\(directory): cannot open the state directory: \(FileIO.errnoText())") }
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw StateError("\(directory): cannot lock the state directory: \(FileIO.errnoText())") }
+        if let deadline {
+            let giveUp = max(deadline, ContinuousClock.now + .seconds(2))
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                if errno == EINTR { continue }
+                guard errno == EWOULDBLOCK else {
+                    throw StateError("\(directory): cannot lock the state directory: \(FileIO.errnoText())")
+                }
+                if ContinuousClock.now >= giveUp {
+                    throw StateError(
+                        "\(directory): another process holds the state directory's lock (flock) for longer than --lock-timeout allows; "
+                            + "find it with `fuser -v \(directory)` or retry with a longer --lock-timeout")
+                }
+                usleep(10_000)
+            }
+        } else {
+            while flock(fd, LOCK_EX) != 0 {
+                if errno != EINTR { throw StateError("\(directory): cannot lock the state directory: \(FileIO.errnoText())") }
+            }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

@@ -71,3 +71,21 @@ def test_validate_and_plan_agree_on_the_project_id(emulator, tmp_path):
     for command in (["validate", "-f", "fcmctl.yaml"], ["plan", "--detailed-exitcode", "-f", "fcmctl.yaml", "--state", "s.json"]):
         result = subprocess.run([FCMCTL, *command], cwd=tmp_path, capture_output=True, text=True, env=environment, timeout=120)
         assert result.returncode in (0, 2), result
+
+
+def test_lock_timeout_is_honoured_while_another_process_holds_the_directory_lock(emulator, tmp_path):
+    import fcntl
+
+    (tmp_path / "state").mkdir()
+    holder = os.open(tmp_path / "state", os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        # Were the timeout ignored, this would wait for the flock to go, which happens only after it returns:
+        # the subprocess timeout would end the test.
+        result = subprocess.run([FCMCTL, "plan", "-f", QUICKSTART, "--state", "state/state.json", "--lock-timeout", "1s"], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=30, env={**os.environ, "FCM_EMULATOR_HOST": emulator.host})
+    finally:
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        os.close(holder)
+    assert result.returncode == 1, result
+    assert "holds the state directory's lock (flock)" in result.stderr
