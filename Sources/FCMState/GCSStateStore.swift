@@ -45,6 +45,9 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
     package var displayName: String { "\(storage.displayName)/\(prefix)" }
     var stateObject: String { prefix.isEmpty ? "state.json" : "\(prefix)/state.json" }
     var lockObject: String { prefix.isEmpty ? "state.lock" : "\(prefix)/state.lock" }
+    /// The lineage and serial this store last wrote, beside the state: an older generation put back in its
+    /// place, or a deleted state, is then noticed instead of being read as the truth.
+    var serialObject: String { prefix.isEmpty ? "state.serial" : "\(prefix)/state.serial" }
     var journalPrefix: String { prefix.isEmpty ? "journal/" : "\(prefix)/journal/" }
 
     /// Every call to the bucket goes through here, so an error names the object and says what to check.
@@ -68,6 +71,19 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
         let stored = try await attempt("reading the state") { try await storage.get(stateObject) }
         let decoded = try stored.map { try StateFileFormat.decode($0.bytes, source: "\(storage.displayName)/\(stateObject)") }
         let journal = try await readJournal()
+        let marker = try await attempt("reading the state's serial record") { try await storage.get(serialObject) }
+        let recorded = StateAssembly.recordedSerial(marker?.bytes)
+        if let decoded {
+            if let recorded, recorded.lineage == decoded.ledger.lineage, decoded.ledger.serial < recorded.serial {
+                throw StateConflictError(
+                    "\(storage.displayName)/\(stateObject) has serial \(decoded.ledger.serial), but this bucket last recorded serial "
+                        + "\(recorded.serial) of lineage \(recorded.lineage): an older generation was put back, and using it would forget "
+                        + "what was recorded since. Restore the newer generation, or roll back deliberately with `fcmctl state push --force`")
+            }
+        } else {
+            try StateAssembly.refuseMissingState(
+                "\(storage.displayName)/\(stateObject)", marker: recorded != nil, journal: !journal.names.isEmpty)
+        }
         var snapshot = try StateAssembly.snapshot(
             stored: decoded, journal: journal.bytes, statePath: "\(storage.displayName)/\(stateObject)",
             journalPath: "\(storage.displayName)/\(journalPrefix)")
@@ -125,6 +141,18 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
                 "\(displayName) changed while this run worked: it expected \(Self.describe(expected)) and found \(Self.describe(found)). "
                     + "Another writer got there first; nothing was written by this run, and its journal segments are kept. "
                     + "Run again to plan on the newer state")
+        }
+        var record = JSONWriter()
+        record.raw("{\"lineage\":")
+        record.string(ledger.lineage)
+        record.raw(",\"serial\":")
+        record.int(ledger.serial)
+        record.raw("}\n")
+        do {
+            _ = try await storage.put(serialObject, record.bytes, ifGenerationMatch: nil)
+        } catch {
+            // The state is written; a stale record only means a rollback of this write would go unnoticed.
+            warn("\(storage.displayName)/\(serialObject): could not record the serial (\(error)); the next write records it")
         }
         // The state now holds what the segments did, and names their runs in case a delete is lost.
         for name in journal.names {

@@ -48,7 +48,12 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
         let stateBytes = try FileIO.readIfPresent(path, what: "state")
         let journal = try FileIO.readIfPresent(journalPath, what: "state journal")
         let stored = try stateBytes.map { try StateFileFormat.decode($0, source: path) }
-        if let stored { try checkNotRolledBack(stored.ledger) }
+        if let stored {
+            try checkNotRolledBack(stored.ledger)
+        } else {
+            let marker = try FileIO.readIfPresent(serialPath, what: "state serial record") != nil
+            try StateAssembly.refuseMissingState(path, marker: marker, journal: journal != nil)
+        }
         return try StateAssembly.snapshot(stored: stored, journal: journal, statePath: path, journalPath: journalPath)
     }
 

@@ -84,4 +84,23 @@ package enum StateAssembly {
     }
 
     static let runHeaderPrefix = Array("{\"run\":".utf8)
+
+    /// A state that went missing while traces of it remain: its serial record (`.serial`, `state.serial`)
+    /// or journal records. fcmctl writes the state before it opens a journal, so neither exists without
+    /// one; rebuilding from the journal alone would forget every record the state held.
+    package static func refuseMissingState(_ statePath: String, marker: Bool, journal: Bool) throws {
+        guard marker || journal else { return }
+        let traces = [marker ? "its serial record" : nil, journal ? "journal records" : nil].compactMap { $0 }.joined(separator: " and ")
+        throw StateConflictError(
+            "\(statePath) is missing, yet the store still has \(traces): the state was deleted or lost, and starting afresh would forget every "
+                + "record it held. Restore it (a GCS bucket with versioning keeps older generations), or put a state back "
+                + "deliberately with `fcmctl state push --force FILE`")
+    }
+
+    /// The last serial a store recorded writing, from its serial record.
+    package static func recordedSerial(_ bytes: [UInt8]?) -> (lineage: String, serial: Int)? {
+        guard let bytes, let record = try? JSONParser.parse(bytes), let lineage = record["lineage"]?.string, let serial = record["serial"]?.int
+        else { return nil }
+        return (lineage, serial)
+    }
 }

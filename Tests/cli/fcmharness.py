@@ -133,6 +133,10 @@ class FakeGCS:
         with urllib.request.urlopen(url) as response:
             return response.read(), int(response.headers["x-goog-generation"])
 
+    def delete(self, bucket, name):
+        url = f"{self.base}/storage/v1/b/{bucket}/o/{urllib.parse.quote(name, safe='')}"
+        urllib.request.urlopen(urllib.request.Request(url, method="DELETE")).read()
+
     def put(self, bucket, name, data):
         boundary = "testboundary"
         body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n" + json.dumps({"name": name}) +

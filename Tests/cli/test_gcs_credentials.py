@@ -111,7 +111,7 @@ def test_state_requests_carry_live_tokens_through_a_run_longer_than_a_token(worl
     refused = [(method, path) for method, path, _, accepted in front.seen if not accepted]
     assert refused == [], refused
     assert len({token for _, _, token, _ in front.seen}) >= 2, "state requests late in the run used a refreshed token"
-    assert gcs.names("fcm-state") == ["ci/state.json"]
+    assert gcs.names("fcm-state") == ["ci/state.json", "ci/state.serial"]
 
     plan = run(["plan", "--detailed-exitcode", "-f", str(manifest)], env=env)
     assert plan.returncode == 0, plan.stdout + plan.stderr

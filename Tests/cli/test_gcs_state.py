@@ -53,7 +53,7 @@ def test_apply_plan_pull_and_push_on_gcs(world, tmp_path):
     assert applied.returncode == 0, applied.stderr
     assert "State: gs://fcm/team/prod (serial 2)." in applied.stdout
     # The lock is released and the journal folded in: only the state remains.
-    assert gcs.names("fcm") == ["team/prod/state.json"]
+    assert gcs.names("fcm") == ["team/prod/state.json", "team/prod/state.serial"]
     plan = run(["plan", "--detailed-exitcode", "-f", str(path)], emulator, env)
     assert plan.returncode == 0, plan.stdout + plan.stderr
 
@@ -123,7 +123,7 @@ def test_a_killed_holders_lock_yields_to_lease_expiry_or_unlock(world, tmp_path)
     assert run(["plan", "--detailed-exitcode", "-f", str(path)], emulator, env).returncode == 0
     listed = run(["state", "list", "topic/news", "-f", str(path), "--show-tokens"], env=env)
     assert listed.stdout.count("topic/news/gcs-") == 200, listed.stdout[:500]
-    assert gcs.names("fcm") == ["team/prod/state.json"]
+    assert gcs.names("fcm") == ["team/prod/state.json", "team/prod/state.serial"]
 
 
 def test_a_state_write_racing_another_writer_fails_clearly_and_loses_nothing(world, tmp_path):
@@ -180,3 +180,33 @@ def test_a_missing_bucket_is_a_clear_error(world, tmp_path):
     result = run(["plan", "-f", str(path)], emulator, env)
     assert result.returncode == 1
     assert "gs://no-such-bucket/team/prod" in result.stderr and "storage.objects" in result.stderr
+
+
+def test_an_older_generation_or_a_deleted_state_is_refused_before_any_request(world, tmp_path):
+    gcs, emulator, env = world
+    path = tmp_path / "fcmctl.yaml"
+    path.write_text(manifest(3))
+    assert run(["apply", "--auto-approve", "-f", str(path)], emulator, env).returncode == 0
+    older, _ = gcs.get("fcm", "team/prod/state.json")  # serial 2
+    path.write_text(manifest(6))
+    assert run(["apply", "--auto-approve", "-f", str(path)], emulator, env).returncode == 0  # serial 4
+    sent = len(emulator.request("GET", "/emulator/v1/requests")["requests"])
+
+    gcs.put("fcm", "team/prod/state.json", older)  # an older generation put back
+    rolled_back = run(["plan", "-f", str(path)], emulator, env)
+    assert rolled_back.returncode == 1, rolled_back.stdout + rolled_back.stderr
+    assert "an older generation was put back" in rolled_back.stderr
+
+    gcs.delete("fcm", "team/prod/state.json")  # deleted
+    for command in (["plan"], ["apply", "--auto-approve"]):
+        deleted = run([*command, "-f", str(path)], emulator, env)
+        assert deleted.returncode == 1, deleted.stdout + deleted.stderr
+        assert "is missing, yet the store still has its serial record" in deleted.stderr
+    assert len(emulator.request("GET", "/emulator/v1/requests")["requests"]) == sent, "nothing was sent"
+
+    # The deliberate way back.
+    restore = tmp_path / "restore.json"
+    restore.write_bytes(older)
+    pushed = run(["state", "push", "--force", str(restore), "-f", str(path)], env=env)
+    assert pushed.returncode == 0, pushed.stderr
+    assert run(["plan", "-f", str(path)], emulator, env).returncode == 0

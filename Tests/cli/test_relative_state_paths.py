@@ -89,3 +89,17 @@ def test_lock_timeout_is_honoured_while_another_process_holds_the_directory_lock
         os.close(holder)
     assert result.returncode == 1, result
     assert "holds the state directory's lock (flock)" in result.stderr
+
+
+def test_a_deleted_local_state_is_refused_not_started_afresh(emulator, tmp_path):
+    assert fcmctl(["apply", "--auto-approve", "-f", QUICKSTART, "--state", "st/state.json"], tmp_path, emulator).returncode == 0
+    saved = (tmp_path / "st" / "state.json").read_bytes()
+    (tmp_path / "st" / "state.json").unlink()
+    refused = fcmctl(["apply", "--auto-approve", "-f", QUICKSTART, "--state", "st/state.json"], tmp_path, emulator)
+    assert refused.returncode == 1, refused
+    assert "is missing, yet the store still has its serial record" in refused.stderr
+    (tmp_path / "backup.json").write_bytes(saved)
+    pushed = fcmctl(["state", "push", "--force", "backup.json", "--state", "st/state.json"], tmp_path, emulator)
+    assert pushed.returncode == 0, pushed.stderr
+    again = fcmctl(["plan", "--detailed-exitcode", "-f", QUICKSTART, "--state", "st/state.json"], tmp_path, emulator)
+    assert again.returncode == 0, again.stdout + again.stderr
