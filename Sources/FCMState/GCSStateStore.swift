@@ -142,14 +142,8 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
                     + "Another writer got there first; nothing was written by this run, and its journal segments are kept. "
                     + "Run again to plan on the newer state")
         }
-        var record = JSONWriter()
-        record.raw("{\"lineage\":")
-        record.string(ledger.lineage)
-        record.raw(",\"serial\":")
-        record.int(ledger.serial)
-        record.raw("}\n")
         do {
-            _ = try await storage.put(serialObject, record.bytes, ifGenerationMatch: nil)
+            _ = try await storage.put(serialObject, StateAssembly.serialRecord(ledger), ifGenerationMatch: nil)
         } catch {
             // The state is written; a stale record only means a rollback of this write would go unnoticed.
             warn("\(storage.displayName)/\(serialObject): could not record the serial (\(error)); the next write records it")

@@ -104,13 +104,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
             StateAssembly.addRun(line, to: &merged)
         }
         try FileIO.replaceAtomically(path, with: StateFileFormat.encode(ledger, mergedRuns: merged), what: "state")
-        var record = JSONWriter()
-        record.raw("{\"lineage\":")
-        record.string(ledger.lineage)
-        record.raw(",\"serial\":")
-        record.int(ledger.serial)
-        record.raw("}\n")
-        try FileIO.replaceAtomically(serialPath, with: record.bytes, what: "state serial record")
+        try FileIO.replaceAtomically(serialPath, with: StateAssembly.serialRecord(ledger), what: "state serial record")
         // The state now holds everything the journal did (and names its runs, in case this unlink is lost).
         if journal, unlink(journalPath) != 0, errno != ENOENT {
             warn("\(journalPath): could not remove the merged journal: \(FileIO.errnoText()); it will be skipped when read")

@@ -103,4 +103,15 @@ package enum StateAssembly {
         else { return nil }
         return (lineage, serial)
     }
+
+    /// The serial record a store writes beside the state after each write (read by `recordedSerial`).
+    package static func serialRecord(_ ledger: Ledger) -> [UInt8] {
+        var record = JSONWriter()
+        record.raw("{\"lineage\":")
+        record.string(ledger.lineage)
+        record.raw(",\"serial\":")
+        record.int(ledger.serial)
+        record.raw("}\n")
+        return record.bytes
+    }
 }

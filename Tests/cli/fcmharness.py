@@ -56,6 +56,18 @@ class Emulator:
         return self.request("GET", "/emulator/v1/stats")
 
 
+def wait_until(condition, seconds=60):
+    """Polls `condition` until it holds or `seconds` pass: a condition, never a fixed sleep."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def run(args, emulator=None, env=None, stdin=None):
     environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_STEP_SUMMARY", "FCM_EMULATOR_HOST")}
     if emulator:

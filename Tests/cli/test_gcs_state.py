@@ -3,11 +3,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
-from fcmharness import FCMCTL, ROOT, Emulator, FakeGCS, run
+from fcmharness import FCMCTL, ROOT, Emulator, FakeGCS, run, wait_until
 
 PROJECT = "gcs-demo"
 QUICKSTART = os.path.join(ROOT, "examples/quickstart")
@@ -29,14 +28,6 @@ def world(tmp_path):
     emulator.stop()
     gcs.stop()
 
-
-def wait_until(condition, seconds=60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def background(args, emulator, env):

@@ -5,11 +5,10 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
-from fcmharness import FCMCTL, Emulator, FakeGCS, run
+from fcmharness import FCMCTL, Emulator, FakeGCS, run, wait_until
 
 PROJECT = "fence"
 LEASE = "3"
@@ -30,14 +29,6 @@ def mutating_requests(emulator):
     log = emulator.request("GET", "/emulator/v1/requests")["requests"]
     return [entry for entry in log if entry["method"] in ("POST", "DELETE", "PATCH")]
 
-
-def wait_until(condition, seconds=60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.mark.parametrize("store,trial", [("local", 1), ("local", 2), ("local", 3), ("gcs", 1), ("gcs", 2), ("gcs", 3)])
