@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// Supplies the bearer token for FCM requests. `invalidate` is called after a 401 so the next call
@@ -50,12 +51,16 @@ package struct RequestSender: Sendable {
     package let clock: any PacingClock
     package let jitter: any JitterSource
     package let statistics: SendStatistics
+    /// Once it is requested, paced requests not yet sent are not sent (`StoppedBeforeSending`) and paced
+    /// requests are not retried: the answer they had stands.
+    package let stop: StopSignal?
 
     package init(
         transport: any HTTPTransport, credentials: (any AccessTokenProvider)?, limiter: RateLimiter? = nil,
         policy: RetryPolicy = RetryPolicy(), clock: any PacingClock = SystemPacingClock(), jitter: any JitterSource = SystemJitter(),
-        statistics: SendStatistics = SendStatistics()
+        statistics: SendStatistics = SendStatistics(), stop: StopSignal? = nil
     ) {
+        self.stop = stop
         self.transport = transport
         self.credentials = credentials
         self.limiter = limiter
@@ -72,9 +77,19 @@ package struct RequestSender: Sendable {
         // Quota refusals of paced requests do not count against the attempts (see below).
         var quotaRefusals = 0
         var refreshedAfter401 = false
+        // Only subscription changes stop: the state and lock requests of a stopping run must still go out.
+        let stop = pacedCost == nil ? nil : self.stop
+        var last: Result<HTTPResponse, TransportError>?
         while true {
             attempt += 1
             if let pacedCost, let limiter { try await limiter.acquire(pacedCost) }
+            if let stop, let reason = stop.reason {
+                switch last {
+                case .success(let response): return response
+                case .failure(let error): throw error
+                case nil: throw StoppedBeforeSending(reason: reason)
+                }
+            }
             var authorized = request
             var token: String?
             if let credentials {
@@ -89,6 +104,9 @@ package struct RequestSender: Sendable {
                 response = try await transport.send(authorized)
             } catch let error as TransportError {
                 statistics.add("transport_errors")
+                if pacedCost != nil, let limiter { limiter.record(.serverError) }
+                last = .failure(error)
+                if stop?.isRequested == true { throw error }
                 switch policy.decide(
                     status: nil, retryAfter: nil, attempt: attempt, elapsed: clock.now() - start, jitter: jitter, now: clock.wallTime())
                 {
@@ -112,8 +130,12 @@ package struct RequestSender: Sendable {
             // does not use up the attempts (only the total time bounds it), so a run started with --qps far above
             // the quota converges below it instead of failing requests.
             let quotaRefusal = response.status == 429 && pacedCost != nil && limiter != nil
-            if pacedCost != nil, let limiter { limiter.record(refused: response.status == 429) }
+            if pacedCost != nil, let limiter {
+                limiter.record(response.status == 429 ? .refused : response.status >= 500 ? .serverError : .accepted)
+            }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
+            last = .success(response)
+            if stop?.isRequested == true { return response }
             if quotaRefusal { quotaRefusals += 1 }
             // Other failures count without the quota refusals between them: with 5 % of answers 429 and 10 % 503,
             // six failures of any kind in a row failed about one change in 130,000.

@@ -27,6 +27,10 @@ final class Pipeline {
     private var connection: Connection?
     /// Requests in flight, up to --parallelism: learned by the refresh and kept by the apply that follows.
     lazy var concurrency = ConcurrencyLimit(maximum: options.parallelism)
+    /// This run's stop: a signal (see `Interruption`) or `apply --timeout` requests it.
+    let stop = StopSignal()
+    /// When the command began: `apply --timeout` counts from here.
+    let started = ContinuousClock.now
 
     var console: Console { Console.current }
 
@@ -74,7 +78,7 @@ final class Pipeline {
     func connect(project: ProjectSettings) throws -> Connection {
         let options = ConnectOptions(
             parallelism: self.options.parallelism, qps: self.options.qps, endpoint: self.options.endpoint, verbose: self.options.verbose,
-            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true))
+            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true), stop: stop)
         do {
             let connection = try World.current.connect(project, options)
             self.connection = connection

@@ -35,8 +35,14 @@ package struct ConnectOptions: Sendable {
     package var environment: [String: String]
     /// The project id may stay empty (no topics to manage); otherwise a missing id is an error.
     package var needsProjectID: Bool
+    /// Requested by a signal or `--timeout`: subscription changes not yet sent are not sent.
+    package var stop: StopSignal?
 
-    package init(parallelism: Int, qps: Double, endpoint: String?, verbose: Bool, environment: [String: String], needsProjectID: Bool) {
+    package init(
+        parallelism: Int, qps: Double, endpoint: String?, verbose: Bool, environment: [String: String], needsProjectID: Bool,
+        stop: StopSignal? = nil
+    ) {
+        self.stop = stop
         self.parallelism = parallelism
         self.qps = qps
         self.endpoint = endpoint
@@ -193,7 +199,14 @@ enum LiveConnection {
         // Paced requests and retries sleep on the transport's own loop, and wake there.
         let clock = TransportPacingClock(transport: transport)
         let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
-        let sender = RequestSender(transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics)
+        let sender = RequestSender(
+            transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, stop: options.stop)
+        // Requests waiting for a slot or a retry leave at once, see the stop and give up: a stopping run
+        // waits only for what is on the wire.
+        options.stop?.onRequest {
+            limiter.releaseAll()
+            transport.wakeAllSleepers()
+        }
         let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
         return Connection(service: service, live: service, shutdown: { transport.shutdown() }, statistics: { statistics.snapshot })
     }

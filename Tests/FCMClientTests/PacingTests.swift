@@ -83,6 +83,84 @@ import Testing
         #expect(limiter.rate > 800 && limiter.rate <= 1000, "back near, never above, the configured rate: \(limiter.rate)")
     }
 
+    /// Paced answers for `seconds` of the manual clock: each request waits for its slot (so answers come at
+    /// whatever rate the limiter allows), then gets `answer(index, rate)`. Returns the lowest rate seen.
+    func paced(
+        _ limiter: RateLimiter, _ clock: ManualPacingClock, seconds: Double, _ answer: (Int, Double) -> RateLimiter.Answer
+    ) async throws -> Double {
+        let end = clock.now() + seconds
+        var lowest = limiter.rate
+        var index = 0
+        while clock.now() < end {
+            try await limiter.acquire()
+            index += 1
+            limiter.record(answer(index, limiter.rate))
+            lowest = min(lowest, limiter.rate)
+        }
+        return lowest
+    }
+
+    /// One answer in ten a 429 and two a 503, spread evenly: errors that do not depend on the rate.
+    static func mixed(_ index: Int, _ rate: Double) -> RateLimiter.Answer {
+        switch index % 10 {
+        case 0: .refused
+        case 3, 7: .serverError
+        default: .accepted
+        }
+    }
+
+    @Test func errorsAtRandomCutTheRateOnceAndNoMore() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 2500, clock: clock)
+        let lowest = try await paced(limiter, clock, seconds: 120, Self.mixed)
+        // One cut, to 90 % of the 70 % answered without error (the first window runs on saved-up rate, so
+        // that is a little more than 0.63 × 2,500), then the errors are seen not to follow the rate.
+        #expect(lowest > 1500 && lowest < 2000, "\(lowest)")
+        #expect(limiter.rate == lowest, "a share that a cut did not lower holds the rate where it is: \(limiter.rate)")
+        #expect(lowest >= 250 && limiter.floor == 250)
+    }
+
+    @Test func nearlyHalfTheAnswersFailingStillKeepsATenthOfTheRate() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 3000, clock: clock)
+        // 49 % errors: 29 % 429 and 20 % 5xx, all the time.
+        let lowest = try await paced(limiter, clock, seconds: 120) { index, _ in
+            let slot = index % 100
+            return slot < 29 ? .refused : slot < 49 ? .serverError : .accepted
+        }
+        #expect(lowest >= 300, "\(lowest)")
+    }
+
+    @Test func serverErrorsSlowTheRateAndItRecoversWhenTheyStop() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 1000, clock: clock)
+        let lowest = try await paced(limiter, clock, seconds: 30) { index, _ in index % 5 == 0 ? .serverError : .accepted }
+        #expect(abs(lowest - 800) < 5, "a window of 20 % 5xx lowers the rate by a fifth, once: \(lowest)")
+        _ = try await paced(limiter, clock, seconds: 30) { _, _ in .accepted }
+        #expect(limiter.rate == 1000, "clean answers climb back to the configured rate: \(limiter.rate)")
+    }
+
+    @Test func aServerThatRecoversWhenSlowedIsSlowedUntilItDoes() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 1000, clock: clock)
+        // An overloaded backend that copes with 400 changes a second: whatever is sent beyond fails.
+        let lowest = try await paced(limiter, clock, seconds: 20) { index, rate in
+            let failing = max(0, (rate - 400) / rate)
+            return Double(index % 100) < failing * 100 ? .serverError : .accepted
+        }
+        #expect(lowest <= 420 && lowest >= 100, "cut while cutting lowers the errors: \(lowest)")
+    }
+
+    @Test func aStoppingRunReleasesEveryWaiter() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 10, clock: clock, burstSeconds: 0)
+        for _ in 0..<5 { try await limiter.acquire() }
+        let before = clock.now()
+        limiter.releaseAll()
+        for _ in 0..<1000 { try await limiter.acquire() }
+        #expect(clock.now() == before, "no slot is waited for once the run stops")
+    }
+
     @Test func manyWaitersShareOneSleeper() async throws {
         let clock = ManualPacingClock()
         let limiter = RateLimiter(perSecond: 1000, clock: clock, burstSeconds: 0)
