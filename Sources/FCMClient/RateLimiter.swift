@@ -71,6 +71,7 @@ package final class RateLimiter: @unchecked Sendable {
     package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1, executor: (any TaskExecutor)? = nil) {
         configuredRate = perSecond
         currentRate = perSecond
+        lowest = perSecond
         self.clock = clock
         self.burstSeconds = burstSeconds
         let now = clock.now()
@@ -80,6 +81,10 @@ package final class RateLimiter: @unchecked Sendable {
     }
 
     package var rate: Double { lock.withLock { currentRate } }
+
+    /// The lowest the rate has been in this run (`--verbose` prints it).
+    package var lowestRate: Double { lock.withLock { lowest } }
+    private var lowest: Double
 
     /// The lowest the rate may go now.
     package var floor: Double { lock.withLock { floorRate } }
@@ -188,6 +193,7 @@ package final class RateLimiter: @unchecked Sendable {
         }
         if backPressure { target = min(target, currentRate * max(0.5, 1 - failedShare)) }
         currentRate = max(floorRate, target)
+        lowest = min(lowest, currentRate)
         cutShare = share
         nextFree = max(nextFree, now)  // no burst right after a cut
         settling = true

@@ -39,6 +39,8 @@ package enum Interruption {
         var phase = Phase.idle
         var held: [Int: Held] = [:]
         var nextToken = 0
+        /// Lock requests under way: a signal during one waits for its lock to be registered, then releases it.
+        var acquiring = 0
         var sources: [any DispatchSourceSignal] = []
     }
 
@@ -69,6 +71,23 @@ package enum Interruption {
     }
 
     static func released(_ token: Int) { _ = registry.lock.withLock { registry.held.removeValue(forKey: token) } }
+
+    /// A lock is being taken: a signal now would find it created but not yet `holding`.
+    static func acquiring(_ started: Bool) { registry.lock.withLock { registry.acquiring += started ? 1 : -1 } }
+
+    /// The signal that came while a lock was being taken, if one did: the caller releases that lock and calls
+    /// `exitInterrupted`.
+    static var receivedWhileIdle: Int32? {
+        registry.lock.withLock {
+            guard case .idle = registry.phase else { return nil }
+            return registry.received
+        }
+    }
+
+    static func exitInterrupted(_ number: Int32) -> Never {
+        say("fcmctl: interrupted by \(name(number)); the state lock was released.")
+        flushAndExit(128 + number)
+    }
 
     /// From now until `finished`, a first signal stops the apply through `stop` instead of ending the process.
     static func draining(_ stop: StopSignal) {
@@ -108,6 +127,16 @@ package enum Interruption {
             say("fcmctl: \(name(number)) received: writing the state and releasing the lock (\(name(number)) again exits at once).")
             queue.asyncAfter(deadline: .now() + finishSeconds) { overdue(number, finishing: true) }
         case .idle:
+            if registry.lock.withLock({ registry.acquiring > 0 }) {
+                // The lock being taken releases itself once it is held (`withStateLock`); should taking it hang
+                // (waiting on another run), this ends the wait.
+                queue.asyncAfter(deadline: .now() + unlockSeconds) {
+                    let released = releaseLocks()
+                    say("fcmctl: interrupted by \(name(number))\(released > 0 ? "; the state lock was released" : "").")
+                    flushAndExit(code)
+                }
+                return
+            }
             let released = releaseLocks()
             say("fcmctl: interrupted by \(name(number))\(released > 0 ? "; the state lock was released" : "").")
             flushAndExit(code)

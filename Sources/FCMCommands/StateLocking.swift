@@ -51,15 +51,24 @@ extension Pipeline {
             return try await body(nil)
         }
         let lock: StateLock
+        Interruption.acquiring(true)
         do {
             lock = try await store.lock(operation: operation, timeout: options.lockTimeout.duration)
         } catch let error as StateLockedError {
+            Interruption.acquiring(false)
             throw fail("\(error)", code: ExitCodes.stateLocked)
         } catch {
+            Interruption.acquiring(false)
             throw fail("cannot take the state lock: \(error). Nothing was sent")
         }
         // A signal that ends the process before `body` does releases the lock on the way out.
         let token = Interruption.holding(lock, in: store)
+        Interruption.acquiring(false)
+        if let signal = Interruption.receivedWhileIdle {
+            try? await store.unlock(lock)
+            Interruption.released(token)
+            Interruption.exitInterrupted(signal)
+        }
         let result: T
         do {
             result = try await body(lock)

@@ -208,7 +208,16 @@ enum LiveConnection {
             transport.wakeAllSleepers()
         }
         let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
-        return Connection(service: service, live: service, shutdown: { transport.shutdown() }, statistics: { statistics.snapshot })
+        return Connection(
+            service: service, live: service, shutdown: { transport.shutdown() },
+            statistics: {
+                var counts = statistics.snapshot
+                if limiter.configuredRate > 0 {
+                    counts["pace_lowest_per_s"] = Int(limiter.lowestRate.rounded())
+                    counts["pace_last_per_s"] = Int(limiter.rate.rounded())
+                }
+                return counts
+            })
     }
 
     static func keyFileProject(_ source: CredentialSource) -> String? {

@@ -161,18 +161,23 @@ def mixed_errors(args):
         statuses = stats["endpoints"].get("topics.create", {}).get("by_status", {})
     finally:
         emulator.stop()
-    # Rates over whole seconds once sending began (the refresh comes first: seconds with no create are skipped).
-    rates = [(b[1] - a[1], b[2] - a[2]) for a, b in zip(samples, samples[1:]) if a[1] > 0 and (b[1] - a[1]) > 0]
-    steady = rates[1:-1] or rates
-    low_attempts = min((r[0] for r in steady), default=0)
-    low_changes = min((r[1] for r in steady), default=0)
+    # Rates over whole seconds while the bulk was sent: from the first create until 90 % were held (after that
+    # only the retries of the unlucky few are left, waiting out their backoff, and a second's count says nothing
+    # about the limiter).
+    bulk = [(b[1] - a[1], b[2] - a[2]) for a, b in zip(samples, samples[1:]) if a[1] > 0 and b[2] < 9_000]
+    low_attempts = min((r[0] for r in bulk), default=0)
+    low_changes = min((r[1] for r in bulk), default=0)
+
+    def reached(count):
+        return next((f"{t:.0f} s" for t, _, held_then in samples if held_then >= count), "never")
+
     outcome = f"killed after {args.limit:.0f} s" if stopped else f"exit {child.returncode}"
-    print(f"mixed-errors ({os.path.relpath(binary, ROOT)}): {outcome}; {held} of 10000 changes held after {wall_seconds:.1f} s; "
-          f"create answers {sum(statuses.values())} (429: {statuses.get('429', 0)}, 503: {statuses.get('503', 0)}); "
-          f"lowest whole second after the first: {low_attempts} attempts/s, {low_changes} changes/s "
-          f"(a tenth of the 3,000/s quota is 300)")
+    print(f"mixed-errors ({os.path.relpath(binary, ROOT)}): {outcome}; {held} of 10000 changes held after {wall_seconds:.1f} s "
+          f"(90 % at {reached(9_000)}, 99 % at {reached(9_900)}); create answers {sum(statuses.values())} "
+          f"(429: {statuses.get('429', 0)}, 503: {statuses.get('503', 0)}); lowest whole second of the bulk: {low_attempts} attempts/s, "
+          f"{low_changes} changes/s (a tenth of the 3,000/s quota is 300)")
     for line in output.splitlines():
-        if line.startswith("Applied ") or "--timeout" in line or line.startswith("Apply "):
+        if line.startswith(("Applied ", "Apply ", "Requests: ")) or "--timeout" in line:
             print(f"  {line}")
 
 
