@@ -10,15 +10,16 @@ import Foundation
 ///
 /// Adapting: answers are judged in windows of half a second (at least 20 answers), each starting with its
 /// first answer. A window in which more than 8 % of the paced answers were 429 is a quota wall (another
-/// client shares the quota, or it is lower than configured): the rate drops to 90 % of what FCM accepted in
-/// that window, and the next window is not judged. A window in which more than 8 % were server errors (5xx,
+/// client shares the quota, or it is lower than configured): the rate drops to 90 % of what FCM did not
+/// refuse in that window, and the next window is not judged. A window in which more than 8 % were server errors (5xx,
 /// or no answer at all) is back-pressure: the rate drops by that share (at most by half). A smaller share is
 /// noise that a retry absorbs. While the rate is what holds the run back and nothing is refused, it climbs
 /// 5 % a second (1 % within 5 % of the last wall) up to the configured rate. Only the share, never a single
 /// answer, moves it.
 ///
-/// Cuts do not compound: after a cut, the next judged window sent at the new rate must show the share of
-/// errors at least halved for another cut to follow. If it did not, the errors do not depend on the rate (a flaky backend, errors at
+/// Cuts do not compound: after a cut, the next window sent at the new rate must show the share of errors at
+/// least halved for another cut to follow (a window held back by something else, such as retries waiting out
+/// their backoff, shows nothing and the rate holds). If it did not, the errors do not depend on the rate (a flaky backend, errors at
 /// random) and going slower only makes the run longer: the rate holds until a window comes back clean, and
 /// then climbs again. Whatever happens it never falls below a tenth of the configured rate (or of the last
 /// quota wall found, if lower).
@@ -175,23 +176,27 @@ package final class RateLimiter: @unchecked Sendable {
             cutShare = nil
             holding = false
         }
-        // Only a window sent at the lowered rate can show whether the cut helped: one held back by something
-        // else (nobody booked that much) proves nothing, and the cut goes on.
-        let used = window.booked >= 0.9 * currentRate * elapsed
-        if let before = cutShare, share > 0.5 * before, used || holding {
-            // The last cut did not help: these errors are not about the rate. A wall it seemed to find was none.
-            if !holding, wall { lastWall = nil }
-            holding = true
-            return
+        if let before = cutShare {
+            // Only a window sent at the lowered rate shows whether the cut helped; one held back by something
+            // else (the requests in flight, retries waiting out their backoff) proves nothing, and the rate holds.
+            guard !holding, window.booked >= 0.9 * currentRate * elapsed else { return }
+            if share > 0.5 * before {
+                // The cut did not help: these errors are not about the rate. A wall it seemed to find was none.
+                if wall { lastWall = nil }
+                holding = true
+                return
+            }
         }
-        if holding { return }
+        // Cuts start from what was actually sent, not from a rate nobody reached.
+        let sent = min(currentRate, answers / elapsed)
         var target = currentRate
         if wall {
-            let accepted = Double(window.accepted) / elapsed
+            // The quota speaks through 429s alone: a 5xx was not refused for it (back-pressure answers those).
+            let accepted = Double(window.accepted + window.failed) / elapsed
             lastWall = accepted
             target = min(currentRate, accepted) * 0.9
         }
-        if backPressure { target = min(target, currentRate * max(0.5, 1 - failedShare)) }
+        if backPressure { target = min(target, sent * max(0.5, 1 - failedShare)) }
         currentRate = max(floorRate, target)
         lowest = min(lowest, currentRate)
         cutShare = share
