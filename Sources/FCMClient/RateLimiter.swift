@@ -160,8 +160,12 @@ package final class RateLimiter: @unchecked Sendable {
         let wall = refusedShare > Self.wallShare
         let backPressure = failedShare > Self.serverErrorShare
         guard wall || backPressure else {
-            cutShare = nil
-            holding = false
+            // A window just under the threshold is the same errors seen through noise, not their end: were it
+            // to end the episode, the next window over it would cut again, and the cuts would compound.
+            if refusedShare + failedShare < 0.5 * min(Self.wallShare, Self.serverErrorShare) {
+                cutShare = nil
+                holding = false
+            }
             if currentRate < configuredRate, window.booked >= 0.9 * currentRate * elapsed {
                 // Climb only while the rate is what holds the run back (a rate nobody uses proves nothing),
                 // 5 % a second, and 1 % once within 5 % of the last wall.

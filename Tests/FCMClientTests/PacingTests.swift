@@ -148,6 +148,23 @@ import Testing
         #expect(lowest <= 420 && lowest >= 100, "cut while cutting lowers the errors: \(lowest)")
     }
 
+    @Test func errorsJustAroundTheThresholdDoNotRatchetTheRateDown() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 2500, clock: clock)
+        // 5 % 429 and, in turn, 10 % or 6 % 5xx a window: above the threshold, then just below it, for minutes.
+        var window = 0
+        var windowStart = clock.now()
+        let lowest = try await paced(limiter, clock, seconds: 300) { index, _ in
+            if clock.now() - windowStart >= 0.5 {
+                window += 1
+                windowStart = clock.now()
+            }
+            let slot = index % 100
+            return slot < 5 ? .refused : slot < (window % 2 == 0 ? 15 : 11) ? .serverError : .accepted
+        }
+        #expect(lowest > 2000, "one cut for the 10 %, not one per return above the threshold: \(lowest)")
+    }
+
     @Test func aStoppingRunReleasesEveryWaiter() async throws {
         let clock = ManualPacingClock()
         let limiter = RateLimiter(perSecond: 10, clock: clock, burstSeconds: 0)
