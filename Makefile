@@ -60,6 +60,7 @@ test:
 	bash scripts/release/test-image.sh
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
 	python3 scripts/chaos/kill-apply --store gcs --trials 3 --seed 2
+	python3 scripts/chaos/kill-apply --signal mixed --trials 2 --seed 3
 	python3 scripts/fuzz --cases 500 --seed 1
 
 lint:
@@ -74,6 +75,8 @@ fuzz: build
 chaos: build
 	python3 scripts/chaos/kill-apply --trials 20
 	python3 scripts/chaos/kill-apply --store gcs --trials 10
+	python3 scripts/chaos/kill-apply --signal mixed --trials 10
+	python3 scripts/chaos/kill-apply --signal mixed --store gcs --trials 6
 
 clean:
 	rm -rf .build dist

@@ -163,6 +163,17 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
         if !queued { try? await Task.sleep(for: .nanoseconds(Int64(seconds * 1e9))) }
     }
 
+    /// Ends every sleep now: the run is stopping, and a retry that would have waited seconds should learn it
+    /// at once. Sleepers that still have a reason to wait (the rate limiter's) find their time not yet come
+    /// and sleep again.
+    package func wakeAllSleepers() {
+        lock.lock()
+        let all = sleepers
+        sleepers.removeAll()
+        lock.unlock()
+        for sleeper in all { sleeper.continuation.resume(returning: true) }
+    }
+
     /// Resumes the sleepers that are due; returns when the next one is.
     private func wakeSleepers() -> ContinuousClock.Instant? {
         let now = ContinuousClock.now

@@ -10,11 +10,19 @@ import Foundation
 ///
 /// Adapting: answers are judged in windows of half a second (at least 20 answers), each starting with its
 /// first answer. A window in which more than 8 % of the paced answers were 429 is a quota wall (another
-/// client shares the quota, or it is lower than configured): the rate drops to 90 % of what FCM accepted in
-/// that window, and the next window is not judged. A smaller share is noise that a retry absorbs (scattered
-/// 429s are not a wall). While the rate is what holds the run back and nothing is refused, it climbs 5 % a
-/// second (1 % within 5 % of the last wall) up to the configured rate. Only the share, never a single 429,
-/// moves it.
+/// client shares the quota, or it is lower than configured): the rate drops to 90 % of what FCM did not
+/// refuse in that window, and the next window is not judged. A window in which more than 8 % were server errors (5xx,
+/// or no answer at all) is back-pressure: the rate drops by that share (at most by half). A smaller share is
+/// noise that a retry absorbs. While the rate is what holds the run back and nothing is refused, it climbs
+/// 5 % a second (1 % within 5 % of the last wall) up to the configured rate. Only the share, never a single
+/// answer, moves it.
+///
+/// Cuts do not compound: after a cut, the next window sent at the new rate must show the share of errors at
+/// least halved for another cut to follow (a window held back by something else, such as retries waiting out
+/// their backoff, shows nothing and the rate holds). If it did not, the errors do not depend on the rate (a flaky backend, errors at
+/// random) and going slower only makes the run longer: the rate holds until a window comes back clean, and
+/// then climbs again. Whatever happens it never falls below a tenth of the configured rate (or of the last
+/// quota wall found, if lower).
 package final class RateLimiter: @unchecked Sendable {
     package let configuredRate: Double
     private let clock: any PacingClock
@@ -28,11 +36,20 @@ package final class RateLimiter: @unchecked Sendable {
     private var settling = false
     /// What FCM accepted when the last wall was found: the climb slows near it.
     private var lastWall: Double?
+    /// The share of errors (429 and 5xx) of the window that caused the last cut, while they last: a cut must
+    /// be seen to help before another follows.
+    private var cutShare: Double?
+    /// A cut did not lower the share of errors: they are not about the rate, so it holds.
+    private var holding = false
+    /// Once the run is stopping, nobody waits for a slot.
+    private var released = false
 
     struct Window {
         var start: Double
         var accepted = 0
         var refused = 0
+        /// 5xx answers and requests that got none.
+        var failed = 0
         /// Changes booked: whether the rate was what held the run back.
         var booked = 0.0
     }
@@ -44,6 +61,10 @@ package final class RateLimiter: @unchecked Sendable {
     /// More than this share of 429s in a window is a quota wall (5 % at random, a flaky day, is well below
     /// it: with a thousand answers a window that share varies by less than a point).
     static let wallShare = 0.08
+    /// More than this share of server errors in a window is back-pressure.
+    static let serverErrorShare = 0.08
+    /// The rate never falls below this share of the configured rate (or of the last wall, if lower).
+    static let floorShare = 0.1
     /// Waiters due within this much of the sleeper's wake-up leave with it.
     package static let tick = 0.025
 
@@ -51,6 +72,7 @@ package final class RateLimiter: @unchecked Sendable {
     package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1, executor: (any TaskExecutor)? = nil) {
         configuredRate = perSecond
         currentRate = perSecond
+        lowest = perSecond
         self.clock = clock
         self.burstSeconds = burstSeconds
         let now = clock.now()
@@ -61,10 +83,29 @@ package final class RateLimiter: @unchecked Sendable {
 
     package var rate: Double { lock.withLock { currentRate } }
 
+    /// The lowest the rate has been in this run (`--verbose` prints it).
+    package var lowestRate: Double { lock.withLock { lowest } }
+    private var lowest: Double
+
+    /// The lowest the rate may go now.
+    package var floor: Double { lock.withLock { floorRate } }
+
+    private var floorRate: Double {
+        max(min(configuredRate, 1), Self.floorShare * min(configuredRate, lastWall ?? configuredRate))
+    }
+
+    /// Lets every waiter go at once, and every later caller without waiting: the run is stopping, and each
+    /// checks that before sending.
+    package func releaseAll() {
+        lock.withLock { released = true }
+        queue.releaseAll()
+    }
+
     /// Waits until `cost` changes may be sent.
     package func acquire(_ cost: Double = 1) async throws {
         guard configuredRate > 0 else { return }
         let due: Double? = lock.withLock {
+            if released { return nil }
             let now = clock.now()
             let start = max(nextFree, now - burstSeconds)
             nextFree = start + cost / currentRate
@@ -75,33 +116,95 @@ package final class RateLimiter: @unchecked Sendable {
         await queue.wait(until: due)
     }
 
+    /// How FCM answered a paced request.
+    package enum Answer: Sendable {
+        /// Done, or refused for a reason of its own (a 4xx other than 429).
+        case accepted
+        /// 429: over the quota.
+        case refused
+        /// 5xx, or no answer at all.
+        case serverError
+    }
+
     /// How FCM answered a paced request: `refused` for a 429.
-    package func record(refused: Bool) {
+    package func record(refused: Bool) { record(refused ? .refused : .accepted) }
+
+    package func record(_ answer: Answer) {
         guard configuredRate > 0 else { return }
         lock.withLock {
             let now = clock.now()
             // A window starts with its first answer: one opened at start-up (or before a quiet spell) would
             // judge the first answers of a run alone, over seconds nothing was sent in.
-            if window.accepted + window.refused == 0 { window = Window(start: now, booked: window.booked) }
-            if refused { window.refused += 1 } else { window.accepted += 1 }
+            if window.accepted + window.refused + window.failed == 0 { window = Window(start: now, booked: window.booked) }
+            switch answer {
+            case .accepted: window.accepted += 1
+            case .refused: window.refused += 1
+            case .serverError: window.failed += 1
+            }
             let elapsed = now - window.start
-            let answers = window.accepted + window.refused
+            let answers = window.accepted + window.refused + window.failed
             guard elapsed >= Self.windowSeconds, answers >= Self.minimumAnswers || elapsed >= 10 * Self.windowSeconds else { return }
-            if settling {
-                settling = false
-            } else if Double(window.refused) > Self.wallShare * Double(answers) {
-                let accepted = Double(window.accepted) / elapsed
-                lastWall = accepted
-                currentRate = max(min(configuredRate, 1), min(currentRate, accepted) * 0.9)
-                nextFree = max(nextFree, now)  // no burst right after a wall
-                settling = true
-            } else if currentRate < configuredRate, window.booked >= 0.9 * currentRate * elapsed {
+            judge(elapsed: elapsed, answers: Double(answers), now: now)
+            window = Window(start: now)
+        }
+    }
+
+    /// Called with the lock held, once per window.
+    private func judge(elapsed: Double, answers: Double, now: Double) {
+        if settling {
+            settling = false
+            return
+        }
+        let refusedShare = Double(window.refused) / answers
+        let failedShare = Double(window.failed) / answers
+        let wall = refusedShare > Self.wallShare
+        let backPressure = failedShare > Self.serverErrorShare
+        guard wall || backPressure else {
+            // A window just under the threshold is the same errors seen through noise, not their end: were it
+            // to end the episode, the next window over it would cut again, and the cuts would compound.
+            if refusedShare + failedShare < 0.5 * min(Self.wallShare, Self.serverErrorShare) {
+                cutShare = nil
+                holding = false
+            }
+            if currentRate < configuredRate, window.booked >= 0.9 * currentRate * elapsed {
                 // Climb only while the rate is what holds the run back (a rate nobody uses proves nothing),
                 // 5 % a second, and 1 % once within 5 % of the last wall.
                 let step = lastWall.map { currentRate >= 0.95 * $0 } == true ? 0.01 : 0.05
                 currentRate = min(configuredRate, currentRate * (1 + step * elapsed))
             }
-            window = Window(start: now)
+            return
         }
+        let share = refusedShare + failedShare
+        if let before = cutShare, share > 2 * before {
+            // Much worse than what the last cut answered: something new (a wall on top of the noise).
+            cutShare = nil
+            holding = false
+        }
+        if let before = cutShare {
+            // Only a window sent at the lowered rate shows whether the cut helped; one held back by something
+            // else (the requests in flight, retries waiting out their backoff) proves nothing, and the rate holds.
+            guard !holding, window.booked >= 0.9 * currentRate * elapsed else { return }
+            if share > 0.5 * before {
+                // The cut did not help: these errors are not about the rate. A wall it seemed to find was none.
+                if wall { lastWall = nil }
+                holding = true
+                return
+            }
+        }
+        // Cuts start from what was actually sent, not from a rate nobody reached.
+        let sent = min(currentRate, answers / elapsed)
+        var target = currentRate
+        if wall {
+            // The quota speaks through 429s alone: a 5xx was not refused for it (back-pressure answers those).
+            let accepted = Double(window.accepted + window.failed) / elapsed
+            lastWall = accepted
+            target = min(currentRate, accepted) * 0.9
+        }
+        if backPressure { target = min(target, sent * max(0.5, 1 - failedShare)) }
+        currentRate = max(floorRate, target)
+        lowest = min(lowest, currentRate)
+        cutShare = share
+        nextFree = max(nextFree, now)  // no burst right after a cut
+        settling = true
     }
 }

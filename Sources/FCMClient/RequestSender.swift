@@ -53,13 +53,17 @@ package struct RequestSender: Sendable {
     package let statistics: SendStatistics
     /// Armed with the state lock while a command holds it: requests that change FCM wait on it (see `LeaseFence`).
     package let fence: LeaseFence?
+    /// Once it is requested, paced requests not yet sent are not sent (`StoppedBeforeSending`) and paced
+    /// requests are not retried: the answer they had stands.
+    package let stop: StopSignal?
 
     package init(
         transport: any HTTPTransport, credentials: (any AccessTokenProvider)?, limiter: RateLimiter? = nil,
         policy: RetryPolicy = RetryPolicy(), clock: any PacingClock = SystemPacingClock(), jitter: any JitterSource = SystemJitter(),
-        statistics: SendStatistics = SendStatistics(), fence: LeaseFence? = nil
+        statistics: SendStatistics = SendStatistics(), fence: LeaseFence? = nil, stop: StopSignal? = nil
     ) {
         self.fence = fence
+        self.stop = stop
         self.transport = transport
         self.credentials = credentials
         self.limiter = limiter
@@ -76,9 +80,19 @@ package struct RequestSender: Sendable {
         // Quota refusals of paced requests do not count against the attempts (see below).
         var quotaRefusals = 0
         var refreshedAfter401 = false
+        // Only subscription changes stop: the state and lock requests of a stopping run must still go out.
+        let stop = pacedCost == nil ? nil : self.stop
+        var last: Result<HTTPResponse, TransportError>?
         while true {
             attempt += 1
             if let pacedCost, let limiter { try await limiter.acquire(pacedCost) }
+            if let stop, let reason = stop.reason {
+                switch last {
+                case .success(let response): return response
+                case .failure(let error): throw error
+                case nil: throw StoppedBeforeSending(reason: reason)
+                }
+            }
             var authorized = request
             if let fence, request.method != "GET", let deadline = try await fence.admit() {
                 authorized.timeoutMilliseconds = Int(deadline * 1000)
@@ -96,6 +110,9 @@ package struct RequestSender: Sendable {
                 response = try await transport.send(authorized)
             } catch let error as TransportError {
                 statistics.add("transport_errors")
+                if pacedCost != nil, let limiter { limiter.record(.serverError) }
+                last = .failure(error)
+                if stop?.isRequested == true { throw error }
                 switch policy.decide(
                     status: nil, retryAfter: nil, attempt: attempt, elapsed: clock.now() - start, jitter: jitter, now: clock.wallTime())
                 {
@@ -119,8 +136,12 @@ package struct RequestSender: Sendable {
             // does not use up the attempts (only the total time bounds it), so a run started with --qps far above
             // the quota converges below it instead of failing requests.
             let quotaRefusal = response.status == 429 && pacedCost != nil && limiter != nil
-            if pacedCost != nil, let limiter { limiter.record(refused: response.status == 429) }
+            if pacedCost != nil, let limiter {
+                limiter.record(response.status == 429 ? .refused : response.status >= 500 ? .serverError : .accepted)
+            }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
+            last = .success(response)
+            if stop?.isRequested == true { return response }
             if quotaRefusal { quotaRefusals += 1 }
             // Other failures count without the quota refusals between them: with 5 % of answers 429 and 10 % 503,
             // six failures of any kind in a row failed about one change in 130,000.

@@ -47,6 +47,18 @@ package final class WakeQueue: @unchecked Sendable {
         }
     }
 
+    /// Lets every waiter go now (the run is stopping).
+    package func releaseAll() {
+        let all: [CheckedContinuation<Void, Never>] = lock.withLock {
+            defer {
+                waiters.removeAll(keepingCapacity: true)
+                first = 0
+            }
+            return waiters[first...].map(\.continuation)
+        }
+        for continuation in all { continuation.resume() }
+    }
+
     private func release() async {
         while true {
             let next: Double? = lock.withLock {

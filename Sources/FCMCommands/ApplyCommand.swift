@@ -19,6 +19,12 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Print the exact requests apply would send, and send none of them.")
     var dryRun = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Stop sending after this long (e.g. 45m, 2h; 0: no limit), write the state and exit 3; re-running continues. Default: 30m.",
+            valueName: "duration"))
+    var timeout: LockTimeout = LockTimeout(duration: .seconds(30 * 60))
+
     @OptionGroup var locking: LockOptions
     @OptionGroup var rails: RemovalRails
     @OptionGroup var output: OutputOptions
@@ -122,8 +128,15 @@ struct ApplyCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let progress = pipeline.progress
         progress.beginPhase("Applying", total: operations)
+        let stop = pipeline.stop
+        // From here a signal stops the sending and lets this run write its state, instead of ending the process.
+        Interruption.draining(stop)
+        defer { Interruption.finished() }
+        let deadline = startDeadline(pipeline)
         let (report, applied) = await Applier(service: service, limit: pipeline.concurrency, progress: { progress.advance($0) })
-            .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock)
+            .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
+        deadline?.cancel()
+        Interruption.sendingEnded()
         progress.endPhase()
         for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
             progress.object(address: address, status: "done", operations: count)
@@ -164,10 +177,33 @@ struct ApplyCommand: AsyncParsableCommand {
         if let saveError {
             throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")
         }
+        if report.stopRequested, let code = stop.exitCode {
+            let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
+            console.err(
+                "error: \(stop.reason ?? "stopped"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done and recorded, "
+                    + "\(report.notAttempted) not attempted\(failed > 0 ? ", \(failed) failed" : ""). Run apply again to continue: "
+                    + "it sends only what is left.")
+            throw ExitCode(code)
+        }
         if report.stopped != nil { throw ExitCode(ExitCodes.error) }
         if !report.succeeded {
             console.err("Some operations failed; what succeeded is recorded, and re-running apply is safe.")
             throw ExitCode(ExitCodes.partialFailure)
+        }
+    }
+
+    /// `--timeout`, counted from the start of the command: when it passes, the apply stops sending as it
+    /// would for a signal, and ends with exit 3.
+    func startDeadline(_ pipeline: Pipeline) -> Task<Void, Never>? {
+        guard timeout.duration > .zero else { return nil }
+        let remaining = timeout.duration - (ContinuousClock.now - pipeline.started)
+        let stop = pipeline.stop
+        let text = timeout.text
+        return Task {
+            if remaining > .zero {
+                do { try await Task.sleep(for: remaining) } catch { return }
+            }
+            stop.request("apply reached its --timeout of \(text)", exitCode: ExitCodes.partialFailure)
         }
     }
 

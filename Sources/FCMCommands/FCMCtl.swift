@@ -16,7 +16,9 @@ package struct FCMCtl: AsyncParsableCommand {
             Exit codes: 0 success (plan: no changes with --detailed-exitcode), 1 error, 2 changes present \
             (--detailed-exitcode), 3 apply partly failed (re-running is safe), 4 the state is locked by another \
             run (the holder is printed; see --lock-timeout and `state unlock`), 5 a saved plan is stale (the state, \
-            the manifest or what it touches in FCM changed since `plan -out`; nothing was sent), 64 usage error.
+            the manifest or what it touches in FCM changed since `plan -out`; nothing was sent), 64 usage error, \
+            130 / 143 interrupted by SIGINT / SIGTERM (an apply stops sending, writes its state and releases its lock \
+            first; re-running continues).
             """,
         version: VersionCommand.text(),
         subcommands: [

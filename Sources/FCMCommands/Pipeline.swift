@@ -29,6 +29,10 @@ final class Pipeline {
     let fence = LeaseFence()
     /// Requests in flight, up to --parallelism: learned by the refresh and kept by the apply that follows.
     lazy var concurrency = ConcurrencyLimit(maximum: options.parallelism)
+    /// This run's stop: a signal (see `Interruption`) or `apply --timeout` requests it.
+    let stop = StopSignal()
+    /// When the command began: `apply --timeout` counts from here.
+    let started = ContinuousClock.now
 
     var console: Console { Console.current }
 
@@ -80,7 +84,7 @@ final class Pipeline {
     func connect(project: ProjectSettings) throws -> Connection {
         let options = ConnectOptions(
             parallelism: self.options.parallelism, qps: self.options.qps, endpoint: self.options.endpoint, verbose: self.options.verbose,
-            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true), fence: fence)
+            environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true), fence: fence, stop: stop)
         do {
             let connection = try World.current.connect(project, options)
             self.connection = connection

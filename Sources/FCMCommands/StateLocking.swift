@@ -13,12 +13,20 @@ struct LockOptions: ParsableArguments {
     var lockTimeout: LockTimeout = LockTimeout(duration: .zero)
 }
 
+/// A duration on the command line: 30s, 2m, 1h, 500ms, or a number of seconds.
 struct LockTimeout: ExpressibleByArgument {
     var duration: Duration
+    /// As given, for messages.
+    var text: String
 
-    init(duration: Duration) { self.duration = duration }
+    init(duration: Duration) {
+        self.duration = duration
+        let seconds = duration.components.seconds
+        text = seconds % 3600 == 0 && seconds > 0 ? "\(seconds / 3600)h" : seconds % 60 == 0 && seconds > 0 ? "\(seconds / 60)m" : "\(seconds)s"
+    }
 
     init?(argument: String) {
+        text = argument
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for (suffix, scale) in units where argument.hasSuffix(suffix) {
             guard let value = Double(argument.dropLast(suffix.count)), value >= 0 else { return nil }
@@ -43,12 +51,23 @@ extension Pipeline {
             return try await body(nil)
         }
         let lock: StateLock
+        Interruption.acquiring(true)
         do {
             lock = try await store.lock(operation: operation, timeout: options.lockTimeout.duration)
         } catch let error as StateLockedError {
+            Interruption.acquiring(false)
             throw fail("\(error)", code: ExitCodes.stateLocked)
         } catch {
+            Interruption.acquiring(false)
             throw fail("cannot take the state lock: \(error). Nothing was sent")
+        }
+        // A signal that ends the process before `body` does releases the lock on the way out.
+        let token = Interruption.holding(lock, in: store)
+        Interruption.acquiring(false)
+        if let signal = Interruption.receivedWhileIdle {
+            try? await store.unlock(lock)
+            Interruption.released(token)
+            Interruption.exitInterrupted(signal)
         }
         fence.arm(lock)
         defer { fence.disarm() }
@@ -57,8 +76,10 @@ extension Pipeline {
             result = try await body(lock)
         } catch {
             try? await store.unlock(lock)
+            Interruption.released(token)
             throw error
         }
+        defer { Interruption.released(token) }
         do {
             try await store.unlock(lock)
         } catch {

@@ -37,12 +37,15 @@ package struct ConnectOptions: Sendable {
     package var needsProjectID: Bool
     /// Armed with the state lock while the command holds it; requests that change FCM pass it first.
     package var fence: LeaseFence?
+    /// Requested by a signal or `--timeout`: subscription changes not yet sent are not sent.
+    package var stop: StopSignal?
 
     package init(
         parallelism: Int, qps: Double, endpoint: String?, verbose: Bool, environment: [String: String], needsProjectID: Bool,
-        fence: LeaseFence? = nil
+        fence: LeaseFence? = nil, stop: StopSignal? = nil
     ) {
         self.fence = fence
+        self.stop = stop
         self.parallelism = parallelism
         self.qps = qps
         self.endpoint = endpoint
@@ -210,9 +213,25 @@ enum LiveConnection {
         let clock = TransportPacingClock(transport: transport)
         let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
         let sender = RequestSender(
-            transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, fence: options.fence)
+            transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, fence: options.fence,
+            stop: options.stop)
+        // Requests waiting for a slot or a retry leave at once, see the stop and give up: a stopping run
+        // waits only for what is on the wire.
+        options.stop?.onRequest {
+            limiter.releaseAll()
+            transport.wakeAllSleepers()
+        }
         let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
-        return Connection(service: service, live: service, shutdown: { transport.shutdown() }, statistics: { statistics.snapshot })
+        return Connection(
+            service: service, live: service, shutdown: { transport.shutdown() },
+            statistics: {
+                var counts = statistics.snapshot
+                if limiter.configuredRate > 0 {
+                    counts["pace_lowest_per_s"] = Int(limiter.lowestRate.rounded())
+                    counts["pace_last_per_s"] = Int(limiter.rate.rounded())
+                }
+                return counts
+            })
     }
 
     static func keyFileProject(_ source: CredentialSource) -> String? {

@@ -28,6 +28,8 @@ package struct ApplyReport: Sendable {
     package var outcomes: [OperationOutcome] = []
     /// Why the run stopped early, if it did.
     package var stopped: String?
+    /// It stopped because a stop was requested (a signal, `--timeout`), not for a fault of its own.
+    package var stopRequested = false
     /// Failed operations whose outcome was never observed (every reply lost, a timeout, a 5xx): FCM may
     /// have made them, so they stay pending in the state until a refresh reads FCM. Counted among `failures`.
     package var unsettled = 0
@@ -62,20 +64,23 @@ package struct Applier: Sendable {
     }
 
     package func apply(
-        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil
+        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil, stop: StopSignal? = nil
     ) async -> (ApplyReport, Ledger) {
         await withTaskExecutorPreference(service.executor) {
-            await carryOut(plan, observed: observed, ledger: ledger, journal: journal, lock: lock)
+            await carryOut(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
         }
     }
 
     private func carryOut(
-        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock?
+        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock?, stop: StopSignal?
     ) async -> (ApplyReport, Ledger) {
-        let run = Run(ledger: ledger, journal: journal, lock: lock)
+        let run = Run(ledger: ledger, journal: journal, lock: lock, stop: stop)
         for change in plan.groups {
+            if run.mustStop() {
+                run.notAttempted(change.address, "group steps", change.steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
+                continue
+            }
             await applyGroup(change, observed: observed.groups[change.name], run: run)
-            if run.report.stopped != nil { break }
         }
         // Every addition before any removal, and no removal for a registration whose addition failed: a
         // topic renamed or a device moved never ends up with neither, whatever fails.
@@ -102,14 +107,29 @@ package struct Applier: Sendable {
         var ledger: Ledger
         let journal: any StateJournal
         let lock: StateLock?
+        let stop: StopSignal?
         var report = ApplyReport()
         var nextID = 1
         var completions: [JournalEntry] = []
 
-        init(ledger: Ledger, journal: any StateJournal, lock: StateLock?) {
+        init(ledger: Ledger, journal: any StateJournal, lock: StateLock?, stop: StopSignal?) {
             self.ledger = ledger
             self.journal = journal
             self.lock = lock
+            self.stop = stop
+        }
+
+        /// Whether the run must send nothing more: stopped already, its lock lost, or a stop requested (a
+        /// signal, `--timeout`). A stop is handled like a lost lock: what was sent is seen through.
+        func mustStop() -> Bool {
+            if report.stopped != nil { return true }
+            if let lock, lock.isLost {
+                report.stopped = "the state lock \(lock.info.id) was lost (taken over or removed); stopped before sending more"
+            } else if let reason = stop?.reason {
+                report.stopped = "\(reason); stopped before sending more"
+                report.stopRequested = true
+            }
+            return report.stopped != nil
         }
 
         /// Writes `entries` (and the gathered completions) or records why the run must stop.
@@ -118,6 +138,8 @@ package struct Applier: Sendable {
                 report.stopped = "the state lock \(lock.info.id) was lost (taken over or removed); stopped before sending more"
                 return false
             }
+            // A stop withholds new intents only: the completions gathered so far are still worth writing.
+            if !entries.isEmpty, mustStop() { return false }
             do {
                 try await journal.append(completions + entries)
                 completions = []
@@ -137,6 +159,12 @@ package struct Applier: Sendable {
         /// each stays pending, so a change FCM made though no reply said so is found by the next refresh
         /// instead of being lost from the state.
         func failed(_ address: String, _ action: String, _ registrations: [Registration], _ error: any Error, events: [LedgerEvent] = []) {
+            if let error = error as? StoppedBeforeSending {
+                // Never sent: FCM is as it was, and the intent without a completion is dropped with the journal
+                // when the state is written.
+                notAttempted(address, action, registrations, reason: report.stopped ?? error.reason)
+                return
+            }
             if Applier.outcomeUnknown(error) {
                 for event in events { event.markPending(in: &ledger) }
                 report.unsettled += registrations.count
@@ -258,7 +286,7 @@ package struct Applier: Sendable {
             if !run.completions.isEmpty { _ = await run.journal([]) }
             return
         }
-        guard run.report.stopped == nil else {
+        guard !run.mustStop() else {
             notAttempted(batches, from: 0, run: run)
             return
         }
@@ -273,7 +301,7 @@ package struct Applier: Sendable {
         let window = self.window
         await withTaskGroup(of: BatchAnswer.self) { group in
             while true {
-                while next < batches.count, inFlight < allowed, run.report.stopped == nil {
+                while next < batches.count, inFlight < allowed, !run.mustStop() {
                     if next == intentsUpTo {
                         var entries: [JournalEntry] = []
                         var operations = 0

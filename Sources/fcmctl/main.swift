@@ -1,4 +1,5 @@
 import FCMCommands
 import Foundation
 
+Interruption.install()
 exit(await FCMCtl.execute(Array(CommandLine.arguments.dropFirst())))

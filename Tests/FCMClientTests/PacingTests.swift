@@ -32,16 +32,13 @@ import Testing
     @Test func aQuotaWallDropsTheRateBelowWhatWasAccepted() async throws {
         let clock = ManualPacingClock()
         let limiter = RateLimiter(perSecond: 100_000, clock: clock)
-        // 5,000 answers a second, two in five refused: FCM accepted 3,000/s.
-        answer(limiter, clock, perSecond: 5000, seconds: 0.6, refusedEvery: 0)
-        #expect(limiter.rate == 100_000, "no refusal, no change")
-        for _ in 0..<4 {
-            for index in 1...3000 {
-                clock.advance(1 / 5000.0)
-                limiter.record(refused: index % 5 < 2)
-            }
+        // FCM accepts 3,000 changes a second; whatever is sent beyond is refused.
+        let lowest = try await paced(limiter, clock, seconds: 2) { index, rate in
+            Double(index % 1000) < max(0, (rate - 3000) / rate) * 1000 ? .refused : .accepted
         }
-        #expect(limiter.rate < 3000 && limiter.rate > 2500, "90 % of the accepted 3,000/s, not a fixed fraction of 100,000: \(limiter.rate)")
+        #expect(lowest < 3000 && lowest > 2500, "90 % of the accepted 3,000/s, not a fixed fraction of 100,000: \(lowest)")
+        #expect(limiter.rate < 3000 * 1.05, "no further than 1 % a second above it since: \(limiter.rate)")
+        #expect(abs(limiter.floor - 300) < 15, "a tenth of the wall, not of the configured 100,000: \(limiter.floor)")
     }
 
     @Test func theFirstAnswerAfterAQuietSpellIsNotAWindowOfItsOwn() async throws {
@@ -81,6 +78,101 @@ import Testing
             limiter.record(refused: false)
         }
         #expect(limiter.rate > 800 && limiter.rate <= 1000, "back near, never above, the configured rate: \(limiter.rate)")
+    }
+
+    /// Paced answers for `seconds` of the manual clock: each request waits for its slot (so answers come at
+    /// whatever rate the limiter allows), then gets `answer(index, rate)`. Returns the lowest rate seen.
+    func paced(
+        _ limiter: RateLimiter, _ clock: ManualPacingClock, seconds: Double, _ answer: (Int, Double) -> RateLimiter.Answer
+    ) async throws -> Double {
+        let end = clock.now() + seconds
+        var lowest = limiter.rate
+        var index = 0
+        while clock.now() < end {
+            try await limiter.acquire()
+            index += 1
+            limiter.record(answer(index, limiter.rate))
+            lowest = min(lowest, limiter.rate)
+        }
+        return lowest
+    }
+
+    /// One answer in ten a 429 and two a 503, spread evenly: errors that do not depend on the rate.
+    static func mixed(_ index: Int, _ rate: Double) -> RateLimiter.Answer {
+        switch index % 10 {
+        case 0: .refused
+        case 3, 7: .serverError
+        default: .accepted
+        }
+    }
+
+    @Test func errorsAtRandomCutTheRateOnceAndNoMore() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 2500, clock: clock)
+        let lowest = try await paced(limiter, clock, seconds: 120, Self.mixed)
+        // One cut, by the 20 % share of server errors (the 429s alone would cut less: to 90 % of the 90 % not
+        // refused), then the errors are seen not to follow the rate.
+        #expect(abs(lowest - 2000) < 20, "\(lowest)")
+        #expect(limiter.rate == lowest, "a share that a cut did not lower holds the rate where it is: \(limiter.rate)")
+        #expect(lowest >= 250 && limiter.floor == 250)
+    }
+
+    @Test func nearlyHalfTheAnswersFailingStillKeepsATenthOfTheRate() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 3000, clock: clock)
+        // 49 % errors: 29 % 429 and 20 % 5xx, all the time.
+        let lowest = try await paced(limiter, clock, seconds: 120) { index, _ in
+            let slot = index % 100
+            return slot < 29 ? .refused : slot < 49 ? .serverError : .accepted
+        }
+        #expect(lowest >= 300, "\(lowest)")
+    }
+
+    @Test func serverErrorsSlowTheRateAndItRecoversWhenTheyStop() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 1000, clock: clock)
+        let lowest = try await paced(limiter, clock, seconds: 30) { index, _ in index % 5 == 0 ? .serverError : .accepted }
+        #expect(abs(lowest - 800) < 5, "a window of 20 % 5xx lowers the rate by a fifth, once: \(lowest)")
+        _ = try await paced(limiter, clock, seconds: 30) { _, _ in .accepted }
+        #expect(limiter.rate == 1000, "clean answers climb back to the configured rate: \(limiter.rate)")
+    }
+
+    @Test func aServerThatRecoversWhenSlowedIsSlowedUntilItDoes() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 1000, clock: clock)
+        // An overloaded backend that copes with 400 changes a second: whatever is sent beyond fails.
+        let lowest = try await paced(limiter, clock, seconds: 20) { index, rate in
+            let failing = max(0, (rate - 400) / rate)
+            return Double(index % 100) < failing * 100 ? .serverError : .accepted
+        }
+        #expect(lowest <= 420 && lowest >= 100, "cut while cutting lowers the errors: \(lowest)")
+    }
+
+    @Test func errorsJustAroundTheThresholdDoNotRatchetTheRateDown() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 2500, clock: clock)
+        // 5 % 429 and, in turn, 10 % or 6 % 5xx a window: above the threshold, then just below it, for minutes.
+        var window = 0
+        var windowStart = clock.now()
+        let lowest = try await paced(limiter, clock, seconds: 300) { index, _ in
+            if clock.now() - windowStart >= 0.5 {
+                window += 1
+                windowStart = clock.now()
+            }
+            let slot = index % 100
+            return slot < 5 ? .refused : slot < (window % 2 == 0 ? 15 : 11) ? .serverError : .accepted
+        }
+        #expect(lowest > 2000, "one cut for the 10 %, not one per return above the threshold: \(lowest)")
+    }
+
+    @Test func aStoppingRunReleasesEveryWaiter() async throws {
+        let clock = ManualPacingClock()
+        let limiter = RateLimiter(perSecond: 10, clock: clock, burstSeconds: 0)
+        for _ in 0..<5 { try await limiter.acquire() }
+        let before = clock.now()
+        limiter.releaseAll()
+        for _ in 0..<1000 { try await limiter.acquire() }
+        #expect(clock.now() == before, "no slot is waited for once the run stops")
     }
 
     @Test func manyWaitersShareOneSleeper() async throws {

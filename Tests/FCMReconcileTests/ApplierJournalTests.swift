@@ -99,3 +99,81 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
         #expect(Set(service.requests.flatMap(\.registrations)).isSubset(of: known))
     }
 }
+
+/// A service that requests a stop once it has answered `after` batches, and refuses, like a stopping sender,
+/// whatever it is asked after that: the moment a signal lands in the middle of an apply.
+final class StoppingService: FCMService, @unchecked Sendable {
+    let stop: StopSignal
+    let after: Int
+    private let lock = NSLock()
+    private(set) var answered = 0
+
+    init(stop: StopSignal, after: Int) {
+        self.stop = stop
+        self.after = after
+    }
+
+    var topicBatchSize: Int { 1 }
+
+    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
+        SubscriptionOutcome]
+    {
+        if let reason = stop.reason { throw StoppedBeforeSending(reason: reason) }
+        let count = lock.withLock {
+            answered += 1
+            return answered
+        }
+        if count == after { stop.request("interrupted by SIGTERM", exitCode: 143) }
+        return Dictionary(uniqueKeysWithValues: registrations.map { ($0, SubscriptionOutcome.done) })
+    }
+
+    func groupKey(name: String) async throws -> String? { nil }
+    func groupMembers(name: String, key: String) async throws -> Set<Registration> { [] }
+    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
+    func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
+    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
+    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
+    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
+}
+
+@Suite struct ApplierStopTests {
+    @Test func aStopEndsTheSendingAndEveryAnswerIsRecorded() async throws {
+        let store = InMemoryStateStore()
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedOperations: 3000)
+        let stop = StopSignal()
+        let service = StoppingService(stop: stop, after: 700)
+        let members = (0..<3000).map { Registration(value: "r\($0):APA91b", kind: .token) }
+        let plan = Plan(topics: [
+            TopicChange(name: "news", ownership: .additive, added: members, removed: [], unchanged: 0),
+            TopicChange(name: "old", ownership: .additive, added: [], removed: Array(members.prefix(10)), unchanged: 0),
+        ])
+        let (report, ledger) = await Applier(service: service, limit: .fixed(16), window: 256)
+            .apply(plan, observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal, stop: stop)
+        #expect(report.stopRequested)
+        #expect(report.stopped == "interrupted by SIGTERM; stopped before sending more")
+        // What FCM answered is recorded; everything else, including the requests that saw the stop on their way
+        // out and every removal, is not attempted: nothing failed, nothing is left pending.
+        #expect(report.operationsDone == service.answered)
+        #expect(ledger.managedSubscribers(of: "news").count == service.answered)
+        #expect(report.failures.isEmpty && report.unsettled == 0)
+        #expect(report.operationsDone + report.notAttempted == 3010)
+        #expect(ledger.pending.subscriptions.isEmpty)
+    }
+
+    @Test func aStopRequestedBeforehandSendsNothing() async throws {
+        let store = InMemoryStateStore()
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedOperations: 100)
+        let stop = StopSignal()
+        stop.request("apply reached its --timeout of 1s", exitCode: 3)
+        let service = StoppingService(stop: stop, after: .max)
+        let members = (0..<100).map { Registration(value: "r\($0):APA91b", kind: .token) }
+        let plan = Plan(topics: [TopicChange(name: "news", ownership: .additive, added: members, removed: [], unchanged: 0)])
+        let (report, _) = await Applier(service: service, limit: .fixed(16))
+            .apply(plan, observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal, stop: stop)
+        #expect(service.answered == 0)
+        #expect(report.stopRequested && report.notAttempted == 100)
+    }
+}

@@ -201,3 +201,34 @@ def test_an_older_generation_or_a_deleted_state_is_refused_before_any_request(wo
     pushed = run(["state", "push", "--force", str(restore), "-f", str(path)], env=env)
     assert pushed.returncode == 0, pushed.stderr
     assert run(["plan", "-f", str(path)], emulator, env).returncode == 0
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_writes_the_state_and_removes_the_lock_object(world, tmp_path, number):
+    """A cancelled CI job: the next runner must not wait out the lease, and nothing it did is lost."""
+    gcs, emulator, env = world
+    path = tmp_path / "fcmctl.yaml"
+    path.write_text(manifest(2000))
+    # 2,000 changes at 100 a second: 20 s, far longer than the signal takes to land.
+    # stderr to a file and the plan to nowhere: 2,000 plan lines would fill a pipe nobody reads yet.
+    errors = tmp_path / "stderr"
+    environment = {**os.environ, "FCM_EMULATOR_HOST": emulator.host, **env}
+    with open(errors, "w") as sink:
+        victim = subprocess.Popen([FCMCTL, "apply", "--auto-approve", "-f", str(path), "--qps", "100"],
+                                  stdout=subprocess.DEVNULL, stderr=sink, env=environment)
+    assert wait_until(lambda: emulator.stats()["subscriptions"] >= 200), "the apply never got going"
+    victim.send_signal(number)
+    victim.wait(timeout=60)
+    err = errors.read_text()
+    assert victim.returncode == 128 + number, err
+    assert f"interrupted by {signal.Signals(number).name}: " in err and "Run apply again to continue" in err
+    # The lock object is gone and the journal segments folded into the state.
+    assert gcs.names("fcm") == ["team/prod/state.json", "team/prod/state.serial"]
+    pulled = run(["state", "pull", "-f", str(path)], env=env)
+    state = json.loads(pulled.stdout)
+    recorded = len(state["topics"].get("news", []))
+    assert recorded == emulator.stats()["subscriptions"], err
+    plan = run(["plan", "--detailed-exitcode", "-f", str(path)], emulator, env)
+    assert plan.returncode == 2 and f"{2000 - recorded} subscriptions to add" in plan.stdout, plan.stdout
+    again = run(["apply", "--auto-approve", "-f", str(path)], emulator, env)
+    assert again.returncode == 0 and "took over" not in again.stderr, again.stderr

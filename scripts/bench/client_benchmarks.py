@@ -8,6 +8,10 @@
   refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency.
   wall     the same changes with --qps 100000 against the 3,000/s quota (50 ms): failed operations, share of 429s.
   scattered  5 % 429 and 10 % 503 at random, 20 ms latency, --qps 2500: changes per second.
+  mixed-errors  10,000 changes (1,000 registrations x 10 topics), 10 % of creates answered 429 and 20 % 503 at
+           random, the emulator's 3,000/s quota, --qps 2500: wall time, exit code, changes held, and the lowest
+           attempt and change rate of any whole second after the first (sampled from the emulator's stats). A
+           binary without --timeout is stopped after --limit seconds (default 180) and counted as it stands.
   paced    CPU of the same apply paced at --qps 2900 against unpaced, no latency, no quota.
   cpu      fcmctl's CPU per change for the same 100,000 changes (or each of --sizes; no latency, no quota), best
            of --runs, for this build and, with --compare OTHER_FCMCTL, another build alternating in the same run
@@ -125,6 +129,56 @@ def scattered(args):
     """5 % of requests answered 429 and 10 % 503 at random, 20 ms latency, --qps 2500."""
     apply_phase(args, ["--latency", "20ms", "--error-rate", "503=0.10,429=0.05"], 2500,
                 "scattered (--qps 2500, 429=5%, 503=10%, 20 ms; target >= 1,500 changes/s)")
+
+
+def mixed_errors(args):
+    """10 % 429 + 20 % 503 on creates: the limiter must treat them as noise and back-pressure, not as a wall to
+    keep cutting at."""
+    fleet = generate("/tmp/fcmctl-bench-10k", 1_000, 10, 10)
+    binary = args.compare or FCMCTL
+    emulator = Emulator("--error-rate", "topics.create:429=0.1,topics.create:503=0.2")
+    try:
+        state = os.path.join(emulator.directory, "state.json")
+        command = [binary, "apply", "--auto-approve", "--verbose", "-f", fleet, "--state", state, "--qps", "2500"]
+        start = time.perf_counter()
+        # The output goes to a file: a plan of 10,000 lines fills a pipe nobody reads until the end.
+        log = tempfile.TemporaryFile()
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "FCM_EMULATOR_HOST": emulator.host})
+        samples = []  # (seconds, create requests, subscriptions held), once a second
+        while child.poll() is None and time.perf_counter() - start < args.limit:
+            stats = emulator.stats()
+            samples.append((time.perf_counter() - start, stats["endpoints"].get("topics.create", {}).get("requests", 0), stats["subscriptions"]))
+            time.sleep(1)
+        stopped = child.poll() is None
+        if stopped:
+            child.kill()
+        child.wait()
+        log.seek(0)
+        output = log.read().decode()
+        wall_seconds = time.perf_counter() - start
+        stats = emulator.stats()
+        held = stats["subscriptions"]
+        statuses = stats["endpoints"].get("topics.create", {}).get("by_status", {})
+    finally:
+        emulator.stop()
+    # Rates over whole seconds while the bulk was sent: from the first create until 90 % were held (after that
+    # only the retries of the unlucky few are left, waiting out their backoff, and a second's count says nothing
+    # about the limiter).
+    bulk = [(b[1] - a[1], b[2] - a[2]) for a, b in zip(samples, samples[1:]) if a[1] > 0 and b[2] < 9_000]
+    low_attempts = min((r[0] for r in bulk), default=0)
+    low_changes = min((r[1] for r in bulk), default=0)
+
+    def reached(count):
+        return next((f"{t:.0f} s" for t, _, held_then in samples if held_then >= count), "never")
+
+    outcome = f"killed after {args.limit:.0f} s" if stopped else f"exit {child.returncode}"
+    print(f"mixed-errors ({os.path.relpath(binary, ROOT)}): {outcome}; {held} of 10000 changes held after {wall_seconds:.1f} s "
+          f"(90 % at {reached(9_000)}, 99 % at {reached(9_900)}); create answers {sum(statuses.values())} "
+          f"(429: {statuses.get('429', 0)}, 503: {statuses.get('503', 0)}); lowest whole second of the bulk: {low_attempts} attempts/s, "
+          f"{low_changes} changes/s (a tenth of the 3,000/s quota is 300)")
+    for line in output.splitlines():
+        if line.startswith(("Applied ", "Apply ", "Requests: ")) or "--timeout" in line:
+            print(f"  {line}")
 
 
 def paced(args):
@@ -259,14 +313,21 @@ def main():
     parser.add_argument("--parallelism", type=int, default=512)
     parser.add_argument("--qps", type=float, default=2900)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--compare", help="another fcmctl binary, for `cpu`")
+    parser.add_argument("--compare", help="another fcmctl binary, for `cpu` (and, for `mixed-errors`, the one measured)")
+    parser.add_argument("--limit", type=float, default=180, help="mixed-errors: seconds before a run is stopped")
+    parser.add_argument("--build-dir", help="where fcmctl and fcm-emulator are (default .build/release)")
     parser.add_argument("--compare-env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment of the compared `cpu` run (this build unless --compare)")
     parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
                         help="changes per `sdk` or `cpu` run, comma-separated (multiples of 10; sdk: 1000,20000,100000, cpu: 100000)")
     args = parser.parse_args()
+    if args.build_dir:
+        global FCMCTL, EMULATOR
+        FCMCTL = os.path.abspath(os.path.join(args.build_dir, "fcmctl"))
+        EMULATOR = os.path.abspath(os.path.join(args.build_dir, "fcm-emulator"))
     for name in args.which:
-        {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu, "wall": wall, "scattered": scattered, "paced": paced}[name](args)
+        {"quota": quota, "sdk": sdk, "refresh": refresh, "cpu": cpu, "wall": wall, "scattered": scattered, "paced": paced,
+         "mixed-errors": mixed_errors}[name](args)
 
 
 if __name__ == "__main__":

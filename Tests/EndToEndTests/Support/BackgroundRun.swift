@@ -35,6 +35,9 @@ final class BackgroundRun: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// What the run has written to stderr so far.
+    var stderrSoFar: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
     func killNow() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
