@@ -64,12 +64,10 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
         #endif
         case .poll: events = CurlPollLoop(multi: multi)
         }
-        // The worker holds the transport until its loop ends, so a transport dropped without `shutdown` can
-        // never be freed under a running worker (an unowned reference here aborted such runs); the reference
-        // is a retain taken now and released when `run` returns, not a capture, so it makes no cycle with
-        // `worker`.
-        let retained = Unmanaged.passRetained(self)
-        let thread = Thread { retained.takeRetainedValue().run() }
+        // Unowned: a transport nobody shuts down must still go away with its last reference, or its idle
+        // keep-alive connections would hold servers open. Owners shut it down before they let go (the GCS
+        // store through `TransportLifetime`, connections through their `shutdown`).
+        let thread = Thread { [unowned self] in self.run() }
         thread.name = "fcmctl-curl"
         worker = thread
         thread.start()
