@@ -5,6 +5,7 @@ import Foundation
 final class CurlTransfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     private(set) var url = ""
+    private(set) var notAfter: Double?
     private let options: CurlTransport.Options
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -74,6 +75,7 @@ final class CurlTransfer: @unchecked Sendable {
             configured = true
         }
         url = request.url
+        notAfter = request.notAfter
         // Every request sets its own total deadline: a handle is reused, and a fenced request's shorter one
         // must not stick to the next.
         let total = Int(options.totalTimeout.components.seconds * 1000)

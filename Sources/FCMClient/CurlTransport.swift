@@ -1,4 +1,5 @@
 import CCurl
+import FCMCore
 import Foundation
 
 /// HTTP over libcurl's multi interface: one worker thread drives every transfer, so hundreds of requests
@@ -233,6 +234,11 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                 return
             }
             for transfer in incoming {
+                // Checked here, the last moment before curl writes it: the process may have been stopped since.
+                if let notAfter = transfer.notAfter, StateLock.now() > notAfter {
+                    transfer.finish(.failure(TransportError(url: transfer.url, message: "not sent: the state lock's lease window passed")))
+                    continue
+                }
                 active[transfer.easy] = transfer
                 curl_multi_add_handle(multi, transfer.easy)
             }

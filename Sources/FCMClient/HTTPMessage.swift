@@ -9,6 +9,9 @@ package struct HTTPRequest: Sendable {
     /// A deadline shorter than the transport's own, in milliseconds: a request sent under a lease must end
     /// while the lease is known held.
     package var timeoutMilliseconds: Int?
+    /// The latest moment (`StateLock.now()`) the request may still be started: a process paused between the
+    /// lease check and the send must not send once it resumes.
+    package var notAfter: Double?
 
     package init(method: String, url: String, headers: [(String, String)] = [], body: Data? = nil) {
         self.method = method

@@ -96,6 +96,7 @@ package struct RequestSender: Sendable {
             var authorized = request
             if let fence, request.method != "GET", let deadline = try await fence.admit() {
                 authorized.timeoutMilliseconds = Int(deadline * 1000)
+                authorized.notAfter = fence.latestStart(deadline: deadline)
             }
             var token: String?
             if let credentials {

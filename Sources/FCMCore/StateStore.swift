@@ -203,6 +203,11 @@ package final class LeaseFence: @unchecked Sendable {
     package func disarm() { mutex.withLock { lock = nil } }
     package var armed: Bool { mutex.withLock { lock != nil } }
 
+    /// The latest moment a request admitted with `deadline` may start and still end within the lease.
+    package func latestStart(deadline: Double) -> Double? {
+        mutex.withLock { lock }.map { $0.validUntil - deadline }
+    }
+
     package struct Refused: Error, CustomStringConvertible {
         package var description: String
     }
