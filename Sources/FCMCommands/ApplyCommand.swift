@@ -175,7 +175,7 @@ struct ApplyCommand: AsyncParsableCommand {
             notices: pipeline.deprecations)
         pipeline.reportStatistics()
         if let saveError {
-            throw fail("\(saveError). Every completed operation is in the journal \(store.displayName).journal; the next run folds it in")
+            throw fail("\(saveError). Every completed operation is in \(store.journalDisplayName); the next run folds it in")
         }
         if report.stopRequested, let code = stop.exitCode {
             let failed = report.failures.reduce(0) { $0 + $1.registrations.count }

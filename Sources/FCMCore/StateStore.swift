@@ -5,6 +5,8 @@ import Foundation
 package protocol StateStore: Sendable {
     /// A path or URL, for messages.
     var displayName: String { get }
+    /// Where this store keeps the journal, for messages that send a person there.
+    var journalDisplayName: String { get }
 
     /// The ledger with every journaled completion replayed and every unresolved intent marked pending.
     /// No state yet is an empty ledger with `version == nil`; state that cannot be read is an error.
@@ -266,4 +268,8 @@ package struct StateError: Error, Sendable, CustomStringConvertible {
     package var description: String
 
     package init(_ description: String) { self.description = description }
+}
+
+extension StateStore {
+    package var journalDisplayName: String { "the journal of \(displayName)" }
 }

@@ -43,6 +43,7 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
     }
 
     package var displayName: String { "\(storage.displayName)/\(prefix)" }
+    package var journalDisplayName: String { "the journal segments \(storage.displayName)/\(journalPrefix)*" }
     var stateObject: String { prefix.isEmpty ? "state.json" : "\(prefix)/state.json" }
     var lockObject: String { prefix.isEmpty ? "state.lock" : "\(prefix)/state.lock" }
     /// The lineage and serial this store last wrote, beside the state: an older generation put back in its

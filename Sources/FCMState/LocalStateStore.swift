@@ -34,6 +34,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
 
     package var displayName: String { path }
     package var journalPath: String { path + ".journal" }
+    package var journalDisplayName: String { journalPath }
     package var lockPath: String { path + ".lock" }
     package var serialPath: String { path + ".serial" }
     var directory: String {

@@ -130,7 +130,7 @@ def test_a_state_write_racing_another_writer_fails_clearly_and_loses_nothing(wor
     out, err = racing.communicate(timeout=120)
     assert racing.returncode == 1, out + err
     assert "changed while this run worked" in err and "its journal segments are kept" in err
-    assert "Every completed operation is in the journal" in err
+    assert "Every completed operation is in the journal segments gs://fcm/team/prod/journal/*" in err, err
     # The other writer's state stands, and the run's records wait in its segments.
     assert gcs.get("fcm", "team/prod/state.json")[1] == int(rival["generation"])
     assert any("/journal/" in n for n in gcs.names("fcm"))
