@@ -8,6 +8,8 @@ workdir=$(mktemp -d)
 trap 'stop_emulator; rm -rf "$workdir"' EXIT
 state="$workdir/state.json"
 echo "== fcm-emulator is listening on $FCM_EMULATOR_HOST"
+echo "== Like FCM, it knows no registration until told: making the quickstart's known (scripts/emulator-seed.sh)"
+FCMCTL=$FCMCTL bash scripts/emulator-seed.sh examples/quickstart
 
 step() { echo; echo "== \$ fcmctl $*"; }
 step plan -f examples/quickstart --detailed-exitcode

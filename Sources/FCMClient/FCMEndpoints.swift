@@ -6,11 +6,16 @@ package struct FCMEndpoints: Sendable, Hashable {
     package var fcmBase: String
     package var iidBase: String
     package var usesEmulator: Bool
+    /// A device-group member export to probe (`--group-export-url`), or nil: Google's migration page says
+    /// such a GET exists, but no public page or SDK gives its URL or answer (wire reference §3), so fcmctl
+    /// calls it only when an operator names it.
+    package var groupExportURL: String?
 
-    package init(fcmBase: String, iidBase: String, usesEmulator: Bool) {
+    package init(fcmBase: String, iidBase: String, usesEmulator: Bool, groupExportURL: String? = nil) {
         self.fcmBase = fcmBase
         self.iidBase = iidBase
         self.usesEmulator = usesEmulator
+        self.groupExportURL = groupExportURL
     }
 
     package static let production = FCMEndpoints(
@@ -20,10 +25,6 @@ package struct FCMEndpoints: Sendable, Hashable {
         let base = "http://\(hostAndPort)"
         return FCMEndpoints(fcmBase: base, iidBase: base, usesEmulator: true)
     }
-
-    /// The device-group member export API exists per the 2026 docs, but its URL and response shape were
-    /// not published (wire reference §3, [UNCERTAIN]); this one path must change if the real one differs.
-    package static let groupExportPath = "/fcm/notification/export"
 }
 
 package enum URLComponentEncoder {

@@ -48,12 +48,16 @@ struct FCMErrorBody: Sendable {
         }
     }
 
-    /// The registration itself is dead or not ours: drift, never retried (product.md inv. 8). INVALID_ARGUMENT
+    /// Another project's registration, or a project the credentials may not use: a configuration error to
+    /// report, never drift (a wrong project id would otherwise make every registration look gone).
+    var meansWrongProject: Bool { code == "SENDER_ID_MISMATCH" || code == "PERMISSION_DENIED" }
+
+    /// The registration itself is dead: drift, never retried (product.md inv. 8). INVALID_ARGUMENT
     /// counts only when FCM says the registration is what is invalid ("The registration token is not a valid
     /// FCM registration token", wire reference §4); any other 400 (a bad topic name, TOO_MANY_TOPICS, a request
     /// FCM did not like) is a failure, so it is never reported as done.
     var meansRegistrationGone: Bool {
-        if ["NOT_FOUND", "UNREGISTERED", "SENDER_ID_MISMATCH"].contains(code) { return true }
+        if ["NOT_FOUND", "UNREGISTERED"].contains(code) { return true }
         guard code == "INVALID_ARGUMENT" else { return false }
         let text = message.lowercased()
         return text.contains("not a valid fcm registration") || text.contains("not a valid registration")

@@ -12,6 +12,7 @@ package struct FCMHTTPService: FCMService {
     /// Topic names and sets of topics read back from FCM, each stored once.
     let topicNames = InternTable<String>()
     let topicSets = InternTable<Set<String>>()
+    let exportProbe = GroupExportProbe()
 
     package init(sender: RequestSender, endpoints: FCMEndpoints, project: ProjectSettings) {
         self.sender = sender
@@ -25,13 +26,6 @@ package struct FCMHTTPService: FCMService {
     static let groupNotFound = "notification_key not found"
     static let groupAlreadyExists = "notification_key already exists"
 
-    /// A create whose reply was lost is retried, and the retry finds the group: if it holds only what this
-    /// create asked for, it is ours, made by the first attempt (wire reference §0.6: keys are never compared).
-    func groupCreatedByLostReply(name: String, requested: Set<Registration>) async throws -> String? {
-        guard let key = try await groupKey(name: name) else { return nil }
-        let members = try await groupMembers(name: name, key: key)
-        return !members.isEmpty && Set(members.map(\.value)).isSubset(of: Set(requested.map(\.value))) ? key : nil
-    }
     /// The v1 list API's maximum page size; larger values are coerced to it anyway (wire reference §1B).
     static let listPageSize = 2000
 
@@ -46,9 +40,14 @@ package struct FCMHTTPService: FCMService {
         throw FCMServiceError(status: response.status, code: error.code, message: "reading the key of group/\(name): \(error.message)")
     }
 
-    package func groupMembers(name: String, key: String) async throws -> Set<Registration> {
-        let url = "\(endpoints.fcmBase)\(FCMEndpoints.groupExportPath)?notification_key=\(URLComponentEncoder.encode(key))"
+    package func groupMembers(name: String, key: String) async throws -> Set<Registration>? {
+        guard let export = endpoints.groupExportURL, !exportProbe.isOff else { return nil }
+        let url = "\(export)\(export.contains("?") ? "&" : "?")notification_key=\(URLComponentEncoder.encode(key))"
         let response = try await send(HTTPRequest(method: "GET", url: url, headers: groupHeaders))
+        if Self.exportAbsentStatuses.contains(response.status) {
+            exportProbe.turnOff(because: "\(export) answered \(response.status)")
+            return nil
+        }
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
             throw FCMServiceError(status: response.status, code: error.code, message: "exporting the members of group/\(name): \(error.message)")
@@ -65,13 +64,21 @@ package struct FCMHTTPService: FCMService {
         return Set(ids.map(Registration.init(inferring:)))
     }
 
+    /// Answers that mean "no such API here": the probe is turned off and the state's records stand.
+    static let exportAbsentStatuses: Set<Int> = [400, 404, 405]
+
+    /// Why the member export probe was turned off in this run, for the one note the command prints.
+    package var groupExportFallback: String? { exportProbe.reason }
+
     package func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? {
         let request = groupStepRequest(step, name: name, key: key, text: \.value)
         let response = try await send(request)
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
-            if case .create(let requested) = step, error.code == Self.groupAlreadyExists,
-                let key = try await groupCreatedByLostReply(name: name, requested: Set(requested))
+            // Only an earlier attempt of this very create can have made the group since the refresh saw none:
+            // its reply was lost, and the key comes from the documented GET by name (wire reference §3).
+            if case .create = step, error.code == Self.groupAlreadyExists, response.earlierAttemptUnanswered,
+                let key = try await groupKey(name: name)
             {
                 return key
             }
@@ -138,7 +145,8 @@ package struct FCMHTTPService: FCMService {
             guard response.status == 200 else {
                 let error = FCMErrorBody(status: response.status, body: response.body)
                 if error.meansRegistrationGone { return .gone(reason: error.code) }
-                throw FCMServiceError(status: response.status, code: error.code, message: "listing the topics of a registration: \(error.message)")
+                throw wrongProject(error, status: response.status)
+                    ?? FCMServiceError(status: response.status, code: error.code, message: "listing the topics of a registration: \(error.message)")
             }
             let page = try Self.subscriptionPage(response.body)
             for topic in page.topics { topics.insert(topicNames.intern(topic)) }
@@ -217,7 +225,19 @@ package struct FCMHTTPService: FCMService {
         // 409 ALREADY_EXISTS on create means the goal holds; the SDKs count it as success too.
         if change.action == .subscribe, response.status == 409 || error.code == "ALREADY_EXISTS" { return .done }
         if error.meansRegistrationGone { return .registrationGone(reason: error.code) }
-        throw FCMServiceError(status: response.status, code: error.code, message: error.message)
+        throw wrongProject(error, status: response.status) ?? FCMServiceError(status: response.status, code: error.code, message: error.message)
+    }
+
+    /// What to check when FCM says the registration or the project is not the caller's.
+    func wrongProject(_ error: FCMErrorBody, status: Int) -> FCMServiceError? {
+        guard error.meansWrongProject else { return nil }
+        let message =
+            error.code == "SENDER_ID_MISMATCH"
+            ? "the registration belongs to another Firebase project than '\(project.id)' (sender \(project.senderId)): check project.id "
+                + "and project.senderId in the manifest, and which project the credentials belong to"
+            : "FCM refused project '\(project.id)': \(error.message). Check that project.id is right and that the credentials' "
+                + "account has the role roles/firebasecloudmessaging.admin in it"
+        return FCMServiceError(status: status, code: error.code, message: message)
     }
 
     package func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws

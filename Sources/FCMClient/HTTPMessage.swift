@@ -26,6 +26,9 @@ package struct HTTPResponse: Sendable {
     /// The headers fcmctl reads (Retry-After and GCS's x-goog-*), names lower-cased; the last value wins.
     package var headers: [String: String]
     package var body: Data
+    /// An earlier attempt of the same request went unanswered (cut connection, timeout, 5xx): its change
+    /// may have been made, so an answer such as "already exists" may describe that attempt's work.
+    package var earlierAttemptUnanswered = false
 
     package init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status

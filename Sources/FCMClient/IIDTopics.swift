@@ -17,6 +17,7 @@ struct IIDTopics {
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
             if error.code == "InvalidToken" || error.meansRegistrationGone { return .gone(reason: error.code) }
+            if let wrong = service.wrongProject(error, status: response.status) { throw wrong }
             throw FCMServiceError(status: response.status, code: error.code, message: "reading a registration's topics (iid/info): \(error.message)")
         }
         // `rel` is omitted when the registration has no topics; present, it must be what the reference shows,
@@ -62,7 +63,8 @@ struct IIDTopics {
             }
             switch result["error"] as? String {
             case nil: outcomes[registration] = .done
-            case "NOT_FOUND", "INVALID_ARGUMENT", "PERMISSION_DENIED": outcomes[registration] = .registrationGone(reason: result["error"] as! String)
+            // PERMISSION_DENIED: the registration is another project's (wire reference §0.7), a configuration error.
+            case "NOT_FOUND", "INVALID_ARGUMENT": outcomes[registration] = .registrationGone(reason: result["error"] as! String)
             case let code?: outcomes[registration] = .failed(code: code)
             }
         }

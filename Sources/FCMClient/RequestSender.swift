@@ -83,6 +83,7 @@ package struct RequestSender: Sendable {
         // Only subscription changes stop: the state and lock requests of a stopping run must still go out.
         let stop = pacedCost == nil ? nil : self.stop
         var last: Result<HTTPResponse, TransportError>?
+        var unanswered = false
         while true {
             attempt += 1
             if let pacedCost, let limiter { try await limiter.acquire(pacedCost) }
@@ -106,10 +107,12 @@ package struct RequestSender: Sendable {
                 if let project = credentials.quotaProject { authorized.headers.append(("x-goog-user-project", project)) }
             }
             statistics.addRequest()
-            let response: HTTPResponse
+            var response: HTTPResponse
             do {
                 response = try await transport.send(authorized)
+                response.earlierAttemptUnanswered = unanswered
             } catch let error as TransportError {
+                unanswered = true
                 statistics.add("transport_errors")
                 if pacedCost != nil, let limiter { limiter.record(.serverError) }
                 last = .failure(error)
@@ -141,6 +144,7 @@ package struct RequestSender: Sendable {
                 limiter.record(response.status == 429 ? .refused : response.status >= 500 ? .serverError : .accepted)
             }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
+            if response.status >= 500 { unanswered = true }
             last = .success(response)
             if stop?.isRequested == true { return response }
             if quotaRefusal { quotaRefusals += 1 }

@@ -112,7 +112,17 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "How to print problems: text (stderr, with the source line), json, or github (annotations, and the step summary).")
     var format: OutputFormat = .text
 
+    @Flag(
+        help: ArgumentHelp(
+            "Print the body of fcm-emulator's POST /emulator/v1/registrations that makes the manifest's registrations known.",
+            discussion: "The emulator knows no registration until told; redacted unless --show-tokens."))
+    var emulatorSeed = false
+
+    @Flag(help: "Show registrations in full instead of redacted.")
+    var showTokens = false
+
     func run() throws {
+        if emulatorSeed { return try printSeed() }
         let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expand(paths)
         if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
         var failed: [String] = []
@@ -142,6 +152,20 @@ struct ValidateCommand: ParsableCommand {
             "\(paths.joined(separator: ", ")): the manifest is valid: \(plural(loaded.manifest.devices.count, "device")), "
                 + "\(plural(loaded.manifest.groups.count, "group")) (\(plural(groupMembers, "member"))), "
                 + "\(plural(loaded.manifest.topics.count, "topic")) (\(plural(subscriptions, "subscription"))).")
+    }
+
+    func printSeed() throws {
+        let desired = try Pipeline.load(manifest.paths, format: format).desiredState()
+        var all = Set(desired.deviceNames.keys)
+        for group in desired.groups.values { all.formUnion(group.members) }
+        for group in desired.localGroups.values { all.formUnion(group.members) }
+        for topic in desired.topics.values { all.formUnion(topic.members) }
+        let redactor = Redactor(showTokens: showTokens)
+        let items: [JSONTree] = all.sorted().map { .object([(($0.kind == .fid ? "fid" : "token"), .string(redactor($0)))]) }
+        let tree = JSONTree.object([
+            ("project", .string(desired.project.id)), ("sender_id", .string(desired.project.senderId)), ("registrations", .array(items)),
+        ])
+        Console.current.out(tree.serialized())
     }
 
     /// One line per manifest on the run's summary page; the annotations carry the details.

@@ -98,44 +98,6 @@ struct ImportOptions: ParsableArguments {
     }
 }
 
-struct ImportGroupCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "group", abstract: "Import device groups by name: their members, through FCM's group export API.")
-
-    @OptionGroup var options: ImportOptions
-
-    @Argument(help: "Group names (notification_key_name).")
-    var names: [String]
-
-    func run() async throws {
-        let (pipeline, loaded, connection) = try options.start()
-        defer { connection.shutdown() }
-        let names = loaded.desiredState().deviceNames
-        var groups: [(String, Set<Registration>)] = []
-        for name in Set(self.names).sorted() {
-            do {
-                guard let key = try await connection.service.groupKey(name: name) else {
-                    throw fail("group \(name) does not exist in FCM; nothing was imported")
-                }
-                groups.append((name, try await connection.service.groupMembers(name: name, key: key)))
-            } catch let code as ExitCode {
-                throw code
-            } catch {
-                throw fail("reading group \(name) failed: \(error); nothing was imported")
-            }
-        }
-        let day = PlatformDeprecations.dayText(World.current.now())
-        var yaml = "# Imported by `fcmctl import group` on \(day) from FCM; fcmctl records these groups as its own.\ngroups:\n"
-        for (name, members) in groups {
-            yaml += "  \(ImportOptions.quoted(name)):  # device group \(name) as FCM exported it: \(plural(members.count, "member"))\n    members:\n"
-            for registration in members.sorted() { yaml += "      - \(ImportOptions.member(registration, names: names))\n" }
-        }
-        try await options.finish(yaml: yaml, pipeline: pipeline) { ledger in
-            for (name, members) in groups { ledger.recordGroup(name, members: members) }
-        }
-    }
-}
-
 struct ImportSubscriptionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscriptions",

@@ -50,6 +50,12 @@ struct RunOptions: ParsableArguments {
     @Option(help: "Send FCM API calls to this base URL, keeping authentication (also FCM_ENDPOINT).")
     var endpoint: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Ask this URL for device-group members (GET URL?notification_key=KEY) before trusting the state (also FCMCTL_GROUP_EXPORT_URL).",
+            discussion: "FCM documents no member list, so by default members come from the state; 400/404/405 turns the probe off."))
+    var groupExportUrl: String?
+
     @Flag(help: "Say where credentials came from and what happened on the wire. Never prints keys or tokens.")
     var verbose = false
 
@@ -64,6 +70,9 @@ struct RunOptions: ParsableArguments {
         guard qps >= 0 else { throw ValidationError("--qps must not be negative (0 means unpaced)") }
         if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
             throw ValidationError("--endpoint must be an http:// or https:// URL")
+        }
+        if let groupExportUrl, !(groupExportUrl.hasPrefix("http://") || groupExportUrl.hasPrefix("https://")) {
+            throw ValidationError("--group-export-url must be an http:// or https:// URL")
         }
     }
 }

@@ -82,9 +82,10 @@ final class Pipeline {
 
     /// Connects through the world (the libcurl client, or fakes in tests).
     func connect(project: ProjectSettings) throws -> Connection {
-        let options = ConnectOptions(
+        var options = ConnectOptions(
             parallelism: self.options.parallelism, qps: self.options.qps, endpoint: self.options.endpoint, verbose: self.options.verbose,
             environment: console.environment, needsProjectID: !(desired?.topics.isEmpty ?? true), fence: fence, stop: stop)
+        options.groupExportURL = self.options.groupExportUrl
         do {
             let connection = try World.current.connect(project, options)
             self.connection = connection
@@ -137,6 +138,18 @@ final class Pipeline {
                         : "."))
         }
         return snapshot
+    }
+
+    /// One note when the operator's member export probe turned out absent; otherwise, in `--verbose`, where
+    /// group members came from.
+    func noteRecordedMembers(_ observed: ObservedState) {
+        let recorded = observed.groupsWithRecordedMembers
+        guard !recorded.isEmpty else { return }
+        if let reason = connection?.live?.groupExportFallback {
+            console.err("note: the group member export probe is off for this run (\(reason)); group members come from the state")
+        } else if options.verbose {
+            console.err("Group members of \(plural(recorded.count, "group")) come from the state: FCM documents no way to list them.")
+        }
     }
 
     /// Names each registration FCM would not tell about (redacted) and what was left out because of it.
@@ -194,7 +207,7 @@ final class Pipeline {
         console.err(
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of \(plural(scope.registrations.count, "registration"))"
                 + (mode == .changed ? " (--refresh=changed)" : "") + "…")
-        let observed: ObservedState
+        var observed: ObservedState
         let started = ContinuousClock.now
         progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
         do {
@@ -215,8 +228,11 @@ final class Pipeline {
                     count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
         }
         let ledger = snapshot.ledger.aligned(with: observed, desired: desired, adoptExisting: adoptExisting)
+        observed.fillUnreadMembers(from: ledger)
+        noteRecordedMembers(observed)
         let plan = targeting.apply(
-            to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed), deviceNames: desired.deviceNames)
+            to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed, adoptExisting: adoptExisting),
+            deviceNames: desired.deviceNames)
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: World.current.now())
         for notice in deprecations { console.err("warning: \(notice.message)") }

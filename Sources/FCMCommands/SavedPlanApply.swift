@@ -59,12 +59,13 @@ struct SavedPlanApply {
             try checkState(saved, snapshot: snapshot, store: store)
             let recorded = try rederive(saved, plan, desired: desired, ledger: snapshot.ledger, targeting: targeting)
             console.err("Re-reading what the plan touches: \(plan.groups.count) group(s) and the registrations of \(plan.topics.count) topic(s)…")
-            let observed: ObservedState
+            var observed: ObservedState
             do {
                 observed = try await Refresher(service: connection.service, limit: pipeline.concurrency).refresh(touchedBy: plan)
             } catch {
                 throw fail("re-reading FCM failed: \(error). Nothing was sent")
             }
+            observed.fillUnreadMembers(from: snapshot.ledger)
             let expected = PlanFingerprint.facts(of: plan, observed: recorded)
             let now = PlanFingerprint.facts(of: plan, observed: observed)
             let moved = expected.keys.filter { expected[$0] != now[$0] }.sorted()
@@ -164,7 +165,8 @@ struct SavedPlanApply {
         }
         let aligned = ledger.aligned(with: observed, desired: desired, adoptExisting: saved.options.adoptExisting)
         let derived = targeting.apply(
-            to: Planner.plan(desired: scope.plannedDesired, ledger: aligned, observed: observed), deviceNames: desired.deviceNames)
+            to: Planner.plan(desired: scope.plannedDesired, ledger: aligned, observed: observed, adoptExisting: saved.options.adoptExisting),
+            deviceNames: desired.deviceNames)
         if derived.groups != plan.groups || derived.topics != plan.topics {
             throw stale(
                 "its operations are not the ones its manifest, state and observations give: \(listed(Self.differences(plan, derived))) "

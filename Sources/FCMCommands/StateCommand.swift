@@ -182,8 +182,10 @@ struct StateRemoveCommand: AsyncParsableCommand {
             for address in parsed {
                 switch address {
                 case .group(let name):
-                    guard snapshot.ledger.groups.removeValue(forKey: name) != nil || snapshot.ledger.pending.groups.remove(name) != nil
-                    else { throw fail("\(address) is not in the state; nothing was removed") }
+                    let recorded = snapshot.ledger.groups.removeValue(forKey: name) != nil
+                    let pending = snapshot.ledger.pending.groups.contains(name)
+                    snapshot.ledger.pending.forgetGroup(name)
+                    guard recorded || pending else { throw fail("\(address) is not in the state; nothing was removed") }
                     removed += 1
                 case .topic(let name):
                     let count =

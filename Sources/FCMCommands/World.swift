@@ -31,6 +31,8 @@ package struct ConnectOptions: Sendable {
     package var parallelism: Int
     package var qps: Double
     package var endpoint: String?
+    /// `--group-export-url`: the operator's member export probe; nil leaves group members to the state.
+    package var groupExportURL: String?
     package var verbose: Bool
     package var environment: [String: String]
     /// The project id may stay empty (no topics to manage); otherwise a missing id is an error.
@@ -194,6 +196,13 @@ enum LiveConnection {
         if let base = options.endpoint ?? environment["FCM_ENDPOINT"], !base.isEmpty {
             let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
             endpoints = FCMEndpoints(fcmBase: trimmed, iidBase: trimmed, usesEmulator: false)
+        }
+        if let export = options.groupExportURL ?? environment["FCMCTL_GROUP_EXPORT_URL"], !export.isEmpty {
+            guard export.hasPrefix("http://") || export.hasPrefix("https://") else {
+                transport.shutdown()
+                throw ConnectError(description: "FCMCTL_GROUP_EXPORT_URL must be an http:// or https:// URL, not '\(export)'")
+            }
+            endpoints.groupExportURL = export
         }
         var project = project
         if project.id.isEmpty {

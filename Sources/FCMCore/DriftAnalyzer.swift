@@ -45,6 +45,8 @@ package struct DriftReport: Sendable {
     }
 
     package var findings: [Finding] = []
+    /// Facts drift could not read from FCM and took from the state instead, one line each, sorted.
+    package var notReadFromFCM: [String] = []
 
     package var hasDrift: Bool { !findings.isEmpty }
 
@@ -103,6 +105,9 @@ package enum DriftAnalyzer {
             add(
                 .undeclaredRecords, "topic/\(name)", "update", members.sorted(),
                 "fcmctl recorded \(members.count) subscription(s) of an undeclared topic")
+        }
+        report.notReadFromFCM = observed.groupsWithRecordedMembers.map { name in
+            "group/\(name): its members (FCM documents no way to list them; fcmctl compared the \(ledger.groups[name]?.members.count ?? 0) it recorded)"
         }
         for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
             let address = "group/\(name)"

@@ -3,7 +3,9 @@
 package protocol FCMService: Sendable {
     /// The group's current key, or nil when FCM does not know the name.
     func groupKey(name: String) async throws -> String?
-    func groupMembers(name: String, key: String) async throws -> Set<Registration>
+    /// The members FCM reports, or nil when it does not say: FCM documents no member list, so only an
+    /// operator-enabled export probe answers (wire reference §3).
+    func groupMembers(name: String, key: String) async throws -> Set<Registration>?
     /// Returns the key from FCM's answer, to use for the next step.
     func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String?
     func subscriptions(of registration: Registration) async throws -> RegistrationStatus

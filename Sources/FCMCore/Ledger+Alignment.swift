@@ -27,10 +27,21 @@ extension Ledger {
         for name in knownGroupNames.union(desired.groups.keys) where observed.wasChecked(group: name) {
             if let group = observed.groups[name] {
                 let known = groups[name] != nil || pending.groups.contains(name)
-                if known || adoptExisting { result.recordGroup(name, members: group.members) }
+                if group.membersFromFCM {
+                    if known || adoptExisting { result.recordGroup(name, members: group.members) }
+                } else if let recorded = groups[name] {
+                    // FCM does not list members: the record stands, and a step in flight is planned again
+                    // (adding a member twice or removing an absent one changes nothing).
+                    result.recordGroup(name, members: recorded.members)
+                } else if pending.groups.contains(name) {
+                    // Only a create (or an adoption's adds) leaves a pending group without a record, and FCM has the
+                    // group: it was made, from what that step sent.
+                    let sent = pending.groupMembers[name] ?? desired.groups[name]?.members ?? []
+                    result.recordGroup(name, members: sent)
+                }
             } else {
                 result.groups[name] = nil
-                result.pending.groups.remove(name)
+                result.pending.forgetGroup(name)
             }
         }
         result.recordProtection(from: desired)

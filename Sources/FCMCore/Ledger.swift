@@ -42,7 +42,7 @@ package struct Ledger: Hashable, Sendable {
     }
 
     package mutating func recordGroup(_ name: String, members: Set<Registration>) {
-        pending.groups.remove(name)
+        pending.forgetGroup(name)
         if members.isEmpty {
             groups[name] = nil
         } else {
@@ -114,8 +114,16 @@ package struct LedgerGroup: Hashable, Sendable {
 package struct PendingChanges: Hashable, Sendable {
     package var subscriptions: [String: Set<Registration>] = [:]
     package var groups: Set<String> = []
+    /// Every registration a pending group may hold (its record before, and what the unsettled step sent):
+    /// FCM cannot list a group's members, and these are what it takes to remove them all.
+    package var groupMembers: [String: Set<Registration>] = [:]
 
     package init() {}
+
+    package mutating func forgetGroup(_ name: String) {
+        groups.remove(name)
+        groupMembers[name] = nil
+    }
 
     package var isEmpty: Bool { subscriptions.isEmpty && groups.isEmpty }
 

@@ -30,7 +30,9 @@ package enum LedgerEvent: Hashable, Sendable {
         case .subscribed(let topic, let registration): ledger.pending.subscriptions[topic, default: []].insert(registration)
         // The record stays until FCM shows the subscription gone; refresh reads it because the ledger names it.
         case .unsubscribed: break
-        case .group(let name, _): ledger.pending.groups.insert(name)
+        case .group(let name, let members):
+            ledger.pending.groups.insert(name)
+            ledger.pending.groupMembers[name, default: ledger.groups[name]?.members ?? []].formUnion(members)
         }
     }
 }

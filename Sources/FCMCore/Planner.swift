@@ -1,6 +1,7 @@
 /// Computes the plan: a pure function of what is declared, what fcmctl recorded, and what FCM reported.
 package enum Planner {
-    package static func plan(desired: DesiredState, ledger: Ledger, observed: ObservedState) -> Plan {
+    /// `adoptExisting`: a declared group FCM has but the state does not becomes fcmctl's (`--adopt-existing`).
+    package static func plan(desired: DesiredState, ledger: Ledger, observed: ObservedState, adoptExisting: Bool = false) -> Plan {
         var plan = Plan()
         for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
             if desired.groups[name] == nil, ledger.groups[name]?.protect == true, observed.groups[name] != nil {
@@ -10,7 +11,15 @@ package enum Planner {
                             + "To delete it, declare it once more without 'protect', apply, then remove it"))
                 continue
             }
-            if let declared = desired.groups[name], observed.groups[name] != nil, ledger.groups[name] == nil {
+            if let declared = desired.groups[name], let live = observed.groups[name], ledger.groups[name] == nil {
+                if adoptExisting, !live.membersFromFCM, !declared.members.isEmpty {
+                    plan.groups.append(adoption(name: name, declared: declared.members))
+                    plan.notes.append(
+                        .warning(
+                            "group/\(name) is adopted without reading its members: FCM documents no way to list them. fcmctl adds "
+                                + "the declared members; members it was not told about stay in the group", at: declared.location))
+                    continue
+                }
                 plan.notes.append(
                     .warning(
                         "group/\(name) exists in FCM but not in the state: import it (fcmctl import group \(name)) or let apply adopt it "
@@ -28,6 +37,16 @@ package enum Planner {
         }
         plan.notes.append(contentsOf: goneRegistrationNotes(desired: desired, observed: observed))
         return plan
+    }
+
+    /// Adds every declared member (adding a member twice changes nothing) and removes none: what an existing
+    /// group held before is unknown.
+    static func adoption(name: String, declared: Set<Registration>) -> GroupChange {
+        let sorted = declared.sorted()
+        let steps = stride(from: 0, to: sorted.count, by: GroupStepPlanner.memberLimit).map {
+            GroupStep.add(Array(sorted[$0..<min($0 + GroupStepPlanner.memberLimit, sorted.count)]))
+        }
+        return GroupChange(name: name, action: .update, steps: steps, added: sorted, removed: [], unchanged: 0)
     }
 
     static func groupChange(name: String, desired: DesiredGroup?, observed: ObservedGroup?) -> GroupChange? {

@@ -248,11 +248,15 @@ package struct SavedObservations: Codable, Sendable, Hashable {
     package var groups: [String: [SavedRegistration]]
     /// Groups that were looked up; nil when every group fcmctl knows was (a full refresh).
     package var checkedGroups: [String]?
+    /// Groups whose members came from the state, not from FCM (which documents no member list).
+    package var membersFromState: [String]?
     package var registrations: [SavedRegistrationStatus]
 
     package init(_ observed: ObservedState, topics: Set<String>) {
         groups = observed.groups.mapValues { $0.members.sorted().map(SavedRegistration.init) }
         checkedGroups = observed.checkedGroups?.sorted()
+        let fromState = observed.groupsWithRecordedMembers
+        membersFromState = fromState.isEmpty ? nil : fromState
         var statuses: [SavedRegistrationStatus] = []
         for (registration, status) in observed.registrations {
             switch status {
@@ -272,8 +276,10 @@ package struct SavedObservations: Codable, Sendable, Hashable {
     /// one registration: no fcmctl writes either.
     package func observedState() throws -> ObservedState {
         var observed = ObservedState(checkedGroups: checkedGroups.map(Set.init))
+        let fromState = Set(membersFromState ?? [])
         for (name, members) in groups {
-            observed.groups[name] = ObservedGroup(name: name, notificationKey: "", members: Set(members.map(\.registration)))
+            observed.groups[name] = ObservedGroup(
+                name: name, notificationKey: "", members: Set(members.map(\.registration)), membersFromFCM: !fromState.contains(name))
         }
         for entry in registrations {
             let registration = entry.registration

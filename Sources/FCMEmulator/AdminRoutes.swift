@@ -94,8 +94,16 @@ struct AdminRoutes {
     }
 
     func register(_ request: EmulatorRequest) async -> EmulatorResponse {
-        guard let items = request.jsonObject?["registrations"] as? [[String: Any]] else {
-            return .rpcError(400, "expected {\"registrations\": [{\"token\": \"…\"} or {\"fid\": \"…\"}, optional \"platform\" and \"app\"]}")
+        guard let body = request.jsonObject, let items = body["registrations"] as? [[String: Any]] else {
+            return .rpcError(
+                400,
+                "expected {\"project\": \"ID\", \"sender_id\": \"NUMBER\", \"registrations\": [{\"token\": \"…\"} or {\"fid\": \"…\"}, "
+                    + "optional \"project\", \"platform\" and \"app\"]}; project and sender_id are optional")
+        }
+        let project = (body["project"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        if let sender = body["sender_id"] as? String, !sender.isEmpty {
+            guard let project else { return .rpcError(400, "sender_id names a project's number: give the project (id) too") }
+            await store.link(sender: sender, to: project)
         }
         var count = 0
         for item in items {
@@ -103,7 +111,8 @@ struct AdminRoutes {
             guard let id = (item["fid"] ?? item["token"]) as? String, EmulatorStore.isWellFormed(id) else {
                 return .rpcError(400, "registration \(count): needs a non-empty 'token' or 'fid' without whitespace")
             }
-            await store.register(id, kind: kind, platform: item["platform"] as? String, app: item["app"] as? String)
+            let owner = (item["project"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? project
+            await store.register(id, kind: kind, project: owner, platform: item["platform"] as? String, app: item["app"] as? String)
             count += 1
         }
         return .json(200, ["registered": count])

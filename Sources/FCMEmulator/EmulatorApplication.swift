@@ -8,7 +8,11 @@ import NIOPosix
 package struct EmulatorConfiguration: Sendable {
     package var host = "127.0.0.1"
     package var port = 0
-    package var strictRegistrations = false
+    /// Every well-formed registration exists, owned by the project of its first use (demos); off, only
+    /// registrations made known through the admin API exist, as in FCM.
+    package var autoRegister = false
+    /// Serve the unconfirmed device-group member export (`--group-export`).
+    package var groupExport = false
     package var camelCaseFields = false
     package var noAuth = false
     package var htmlUnauthorized = false
@@ -45,7 +49,7 @@ struct EmulatorServices: Sendable {
 
     init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
-        store = EmulatorStore(strictRegistrations: configuration.strictRegistrations)
+        store = EmulatorStore(autoRegister: configuration.autoRegister)
         recorder = try RequestRecorder(limit: configuration.requestLogLimit, logFile: configuration.requestLogFile)
         faults = FaultInjector(faults: configuration.faults, quotas: configuration.quotas, seed: configuration.seed)
         authority = TokenAuthority(
@@ -71,7 +75,7 @@ struct EmulatorResponder: HTTPResponder {
     init(services: EmulatorServices) {
         self.services = services
         let store = services.store
-        deviceGroups = DeviceGroupRoutes(store: store)
+        deviceGroups = DeviceGroupRoutes(store: store, exportEnabled: services.configuration.groupExport)
         topicSubscriptions = TopicSubscriptionRoutes(store: store, camelCaseFields: services.configuration.camelCaseFields)
         iid = IIDRoutes(store: store, senderID: services.configuration.senderID)
         messages = MessageRoutes(store: store)

@@ -29,8 +29,17 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Port to bind; 0 picks a free one (read it from the first output line).")
     var port = 8085
 
-    @Flag(help: "Accept only registrations added through POST /emulator/v1/registrations; others are NOT_FOUND.")
+    @Flag(
+        help: ArgumentHelp(
+            "Treat every well-formed registration as registered, owned by the project of its first use (demos).",
+            discussion: "By default, as in FCM, only registrations made known through POST /emulator/v1/registrations exist."))
+    var autoRegister = false
+
+    @Flag(help: .hidden)
     var strictRegistrations = false
+
+    @Flag(help: "Serve GET /fcm/notification/export?notification_key=K, a member export no public source confirms.")
+    var groupExport = false
 
     @Flag(help: "Answer v1 list/get with lowerCamelCase fields (topicName) instead of snake_case (topic_name).")
     var camelCaseFields = false
@@ -131,7 +140,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
         var configuration = EmulatorConfiguration()
         configuration.host = host
         configuration.port = port
-        configuration.strictRegistrations = strictRegistrations
+        if autoRegister && strictRegistrations { throw ValidationError("--auto-register and --strict-registrations contradict each other") }
+        configuration.autoRegister = autoRegister
+        configuration.groupExport = groupExport
         configuration.camelCaseFields = camelCaseFields
         configuration.noAuth = noAuth
         configuration.htmlUnauthorized = htmlUnauthorized

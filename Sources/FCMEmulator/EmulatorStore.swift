@@ -10,6 +10,9 @@ actor EmulatorStore {
         var platform = "ANDROID"
         var app = "com.example.app"
         var inbox: [InboxMessage] = []
+        /// The Firebase project (id) the registration belongs to; nil: any (first used by a group request
+        /// whose sender no project claims, in auto-register mode).
+        var project: String?
     }
 
     struct InboxMessage: Codable, Sendable {
@@ -38,22 +41,52 @@ actor EmulatorStore {
         case tooManyTopics
     }
 
-    enum RegistrationCheck {
+    enum RegistrationCheck: Equatable {
         case valid
         case malformed
-        /// Uninstalled, or unknown in strict mode: FCM answers NOT_FOUND / UNREGISTERED.
+        /// Uninstalled, or never registered (unless auto-registering): FCM answers NOT_FOUND / UNREGISTERED.
         case notFound
+        /// Registered to another project: FCM answers SENDER_ID_MISMATCH (v1) or PERMISSION_DENIED (IID).
+        case otherProject
     }
 
-    let strictRegistrations: Bool
+    /// Who asks: the v1 APIs name a project id in the path, the device-group API a sender id (project
+    /// number) in a header.
+    enum Caller: Sendable {
+        case project(String)
+        case sender(String)
+    }
+
+    let autoRegister: Bool
     private(set) var registrations: [String: RegistrationRecord] = [:]
+    /// Sender id (project number) → project id, from the admin API. A sender no project claims is any project's.
+    private(set) var senders: [String: String] = [:]
     private(set) var groups: [GroupName: GroupRecord] = [:]
     private var groupNamesByID: [Int: GroupName] = [:]
     private var nextGroupID = 1
     private(set) var dirty = false
 
-    init(strictRegistrations: Bool) {
-        self.strictRegistrations = strictRegistrations
+    init(autoRegister: Bool) {
+        self.autoRegister = autoRegister
+    }
+
+    /// The project a caller acts for, when known.
+    func projectID(of caller: Caller) -> String? {
+        switch caller {
+        case .project(let id): id
+        case .sender(let sender): senders[sender]
+        }
+    }
+
+    func link(sender: String, to project: String) {
+        senders[sender] = project
+        dirty = true
+    }
+
+    /// A registration is the caller's when it belongs to the caller's project, or either is unknown.
+    func belongs(_ record: RegistrationRecord, to caller: Caller) -> Bool {
+        guard let owner = record.project, let project = projectID(of: caller) else { return true }
+        return owner == project
     }
 
     // MARK: Registrations
@@ -72,23 +105,33 @@ actor EmulatorStore {
         return fid ? "fid" : "token"
     }
 
-    /// By default FCM's view is simulated as "every well-formed registration exists"; strict mode only
-    /// knows registrations added through the admin API, for tests of invalid-token handling.
+    /// Like FCM, the emulator knows only registrations it was told of (the admin API); `--auto-register`
+    /// makes every well-formed one exist, owned by the project of its first use.
     /// Only a mutating request records a first-seen registration, so reads leave the state dump unchanged.
-    func check(_ id: String, recordFirstUse: Bool = true) -> RegistrationCheck {
+    func check(_ id: String, as caller: Caller, recordFirstUse: Bool = true) -> RegistrationCheck {
         guard Self.isWellFormed(id) else { return .malformed }
-        if let record = registrations[id] { return record.uninstalled ? .notFound : .valid }
-        if strictRegistrations { return .notFound }
+        if let record = registrations[id] {
+            if record.uninstalled { return .notFound }
+            return belongs(record, to: caller) ? .valid : .otherProject
+        }
+        if !autoRegister { return .notFound }
         if recordFirstUse {
-            registrations[id] = RegistrationRecord(kind: Self.kind(of: id))
+            var record = RegistrationRecord(kind: Self.kind(of: id))
+            record.project = projectID(of: caller)
+            registrations[id] = record
             dirty = true
         }
         return .valid
     }
 
-    func register(_ id: String, kind: String, platform: String? = nil, app: String? = nil) {
+    func register(_ id: String, kind: String, project: String?, platform: String? = nil, app: String? = nil) {
         var record = registrations[id] ?? RegistrationRecord(kind: kind)
         record.uninstalled = false
+        if let project, record.project != project {
+            // A registration moved to another project keeps none of the old project's subscriptions.
+            record.topics = [:]
+            record.project = project
+        }
         if let platform { record.platform = platform }
         if let app { record.app = app }
         registrations[id] = record
@@ -144,9 +187,10 @@ actor EmulatorStore {
         return count
     }
 
-    /// Registrations whose subscriptions satisfy `matches`: topic and condition fan-out.
-    func registrations(where matches: (Set<String>) -> Bool) -> [String] {
-        registrations.filter { !$0.value.uninstalled && matches(Set($0.value.topics.keys)) }.map(\.key).sorted()
+    /// The caller's registrations whose subscriptions satisfy `matches`: topic and condition fan-out.
+    func registrations(of caller: Caller, where matches: (Set<String>) -> Bool) -> [String] {
+        registrations.filter { !$0.value.uninstalled && belongs($0.value, to: caller) && matches(Set($0.value.topics.keys)) }.map(\.key)
+            .sorted()
     }
 
     func inbox(of id: String) -> [InboxMessage]? { registrations[id]?.inbox }
@@ -190,6 +234,7 @@ actor EmulatorStore {
 
     struct Snapshot: Codable {
         var version = 1
+        var senders: [String: String]?
         var registrations: [String: RegistrationRecord]
         var groups: [StoredGroup]
         var nextGroupID: Int
@@ -203,11 +248,13 @@ actor EmulatorStore {
     func snapshot() -> Snapshot {
         dirty = false
         return Snapshot(
-            registrations: registrations, groups: groups.map { StoredGroup(name: $0.key, record: $0.value) }, nextGroupID: nextGroupID)
+            senders: senders, registrations: registrations, groups: groups.map { StoredGroup(name: $0.key, record: $0.value) },
+            nextGroupID: nextGroupID)
     }
 
     func restore(_ snapshot: Snapshot) {
         registrations = snapshot.registrations
+        senders.merge(snapshot.senders ?? [:]) { _, restored in restored }
         groups = Dictionary(uniqueKeysWithValues: snapshot.groups.map { ($0.name, $0.record) })
         groupNamesByID = Dictionary(uniqueKeysWithValues: snapshot.groups.map { ($0.record.id, $0.name) })
         nextGroupID = snapshot.nextGroupID
@@ -228,6 +275,7 @@ actor EmulatorStore {
             [
                 "id": $0.key, "kind": $0.value.kind, "uninstalled": $0.value.uninstalled, "topics": $0.value.topics.keys.sorted(),
                 "platform": $0.value.platform, "app": $0.value.app, "inbox_count": $0.value.inbox.count,
+                "project": $0.value.project ?? "",
             ]
         }
         return .json(200, ["groups": groupList, "registrations": registrationList])

@@ -8,6 +8,13 @@ struct IIDRoutes {
     let senderID: String
 
     static let batchLimit = 1000
+    /// [GUESS] batchAdd's per-token PERMISSION_DENIED is recorded (wire reference §0.7); the single-token
+    /// endpoints' answer is not, so the same code as a 403.
+    static let otherProject = EmulatorResponse.flatError(403, "PERMISSION_DENIED")
+
+    /// The IID API has no project in its URL: it acts for the OAuth principal's project, which the emulator
+    /// takes to be the project whose number is `--sender-id` (linked by the admin API; unlinked, any project).
+    var caller: EmulatorStore.Caller { .sender(senderID) }
     static let topicPrefix = "/topics/"
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
@@ -42,9 +49,10 @@ struct IIDRoutes {
         var results: [[String: String]] = []
         results.reserveCapacity(tokens.count)
         for token in tokens {
-            switch await store.check(token, recordFirstUse: adding) {
+            switch await store.check(token, as: caller, recordFirstUse: adding) {
             case .malformed: results.append(["error": "INVALID_ARGUMENT"])
             case .notFound: results.append(["error": "NOT_FOUND"])
+            case .otherProject: results.append(["error": "PERMISSION_DENIED"])
             case .valid:
                 if adding {
                     let outcome = await store.subscribe(token, to: topic)
@@ -60,9 +68,10 @@ struct IIDRoutes {
 
     func relation(token: String, topic raw: String) async -> EmulatorResponse {
         guard let topic = Self.topicName(raw) else { return .flatError(400, "Topic name format is invalid") }
-        switch await store.check(token) {
+        switch await store.check(token, as: caller) {
         case .malformed: return .flatError(400, "InvalidToken")
         case .notFound: return .flatError(404, "No information found about this instance id.")
+        case .otherProject: return Self.otherProject
         case .valid:
             if await store.subscribe(token, to: topic) == .tooManyTopics { return .flatError(400, "TOO_MANY_TOPICS") }
             return .json(200, [String: Any]())
@@ -70,9 +79,10 @@ struct IIDRoutes {
     }
 
     func info(_ token: String, details: Bool) async -> EmulatorResponse {
-        switch await store.check(token, recordFirstUse: false) {
+        switch await store.check(token, as: caller, recordFirstUse: false) {
         case .malformed: return .flatError(400, "InvalidToken")
         case .notFound: return .flatError(404, "No information found about this instance id.")
+        case .otherProject: return Self.otherProject
         case .valid:
             // In permissive mode a well-formed registration exists even before first use: report defaults
             // without recording it, so reads leave the state unchanged.

@@ -17,6 +17,9 @@ struct MessageRoutes {
         return await send(project: s[2], request)
     }
 
+    /// FCM's answer for a registration of another project (wire reference §5: SENDER_ID_MISMATCH, 403).
+    static let senderMismatch = EmulatorResponse.rpcError(403, "SenderId mismatch", fcmErrorCode: "SENDER_ID_MISMATCH")
+
     static func invalid(_ message: String) -> EmulatorResponse {
         .rpcError(400, message, fcmErrorCode: "INVALID_ARGUMENT")
     }
@@ -44,21 +47,23 @@ struct MessageRoutes {
         switch target {
         case .registration(let id):
             if let groupID = NotificationKeyCodec.decode(id) {
-                guard let (_, group) = await store.group(id: groupID) else {
+                guard let (groupName, group) = await store.group(id: groupID) else {
                     return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
                 }
+                if let owner = await store.projectID(of: .sender(groupName.senderId)), owner != project { return Self.senderMismatch }
                 recipients = group.members
             } else {
-                switch await store.check(id, recordFirstUse: !validateOnly) {
+                switch await store.check(id, as: .project(project), recordFirstUse: !validateOnly) {
                 case .malformed: return Self.invalid("The registration token is not a valid FCM registration token")
                 case .notFound: return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
+                case .otherProject: return Self.senderMismatch
                 case .valid: recipients = [id]
                 }
             }
         case .topic(let name):
-            recipients = await store.registrations { $0.contains(name) }
+            recipients = await store.registrations(of: .project(project)) { $0.contains(name) }
         case .condition(let condition):
-            recipients = await store.registrations { condition.matches($0) }
+            recipients = await store.registrations(of: .project(project)) { condition.matches($0) }
         }
         if validateOnly { return .json(200, ["name": "projects/\(project)/messages/fake_message_id"]) }
         let name = "projects/\(project)/messages/0:\(Int(Date().timeIntervalSince1970 * 1000))%\(UUID().uuidString.prefix(8).lowercased())"

@@ -30,6 +30,12 @@ actor PlatformCalendar {
         if endpoint.rawValue.hasPrefix("groups."), today >= Self.turndown {
             return .flatError(404, "device groups were turned down on 2027-09-29 and their data was not kept")
         }
+        // [GUESS] the answer is unrecorded; with the groups gone, a notification key names nothing.
+        if endpoint == .messagesSend, today >= Self.turndown, let message = request.jsonObject?["message"] as? [String: Any],
+            let token = message["token"] as? String, NotificationKeyCodec.decode(token) != nil
+        {
+            return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
+        }
         if endpoint.rawValue.hasPrefix("iid."), today >= Self.turndown {
             return .flatError(404, "the Instance ID server API was turned down on 2027-09-29")
         }

@@ -41,11 +41,13 @@ struct TopicSubscriptionRoutes {
     }
 
     /// Answers for a registration FCM would not accept, or nil when it is fine.
-    func registrationProblem(_ registration: String, mutating: Bool = false) async -> EmulatorResponse? {
-        switch await store.check(registration, recordFirstUse: mutating) {
+    func registrationProblem(_ registration: String, project: String, mutating: Bool = false) async -> EmulatorResponse? {
+        switch await store.check(registration, as: .project(project), recordFirstUse: mutating) {
         case .valid: return nil
         case .malformed: return .rpcError(400, "The registration is not a valid FCM registration token or FID", fcmErrorCode: "INVALID_ARGUMENT")
         case .notFound: return .rpcError(404, "Requested entity was not found.", fcmErrorCode: "UNREGISTERED")
+        // [GUESS] no source records the v1 topic API's answer for another project's registration; messages:send's is used.
+        case .otherProject: return MessageRoutes.senderMismatch
         }
     }
 
@@ -59,7 +61,7 @@ struct TopicSubscriptionRoutes {
 
     func create(project: String, registration: String, topic: String) async -> EmulatorResponse {
         guard Self.isValidTopic(topic) else { return .rpcError(400, "Topic name format is invalid", fcmErrorCode: "INVALID_ARGUMENT") }
-        if let problem = await registrationProblem(registration, mutating: true) { return problem }
+        if let problem = await registrationProblem(registration, project: project, mutating: true) { return problem }
         switch await store.subscribe(registration, to: topic) {
         case .created: break
         case .alreadyExists: return .rpcError(409, "Topic subscription already exists")
@@ -76,7 +78,7 @@ struct TopicSubscriptionRoutes {
     /// Upsert: with allowMissing a missing subscription is created; without it, a missing one is NOT_FOUND.
     func patch(project: String, registration: String, topic: String, allowMissing: Bool) async -> EmulatorResponse {
         guard Self.isValidTopic(topic) else { return .rpcError(400, "Topic name format is invalid", fcmErrorCode: "INVALID_ARGUMENT") }
-        if let problem = await registrationProblem(registration, mutating: allowMissing) { return problem }
+        if let problem = await registrationProblem(registration, project: project, mutating: allowMissing) { return problem }
         if await store.topics(of: registration)[topic] == nil {
             guard allowMissing else { return .rpcError(404, "Requested entity was not found.") }
             if case .tooManyTopics = await store.subscribe(registration, to: topic) { return Self.tooManyTopics }
@@ -86,7 +88,7 @@ struct TopicSubscriptionRoutes {
     }
 
     func get(project: String, registration: String, topic: String) async -> EmulatorResponse {
-        if let problem = await registrationProblem(registration) { return problem }
+        if let problem = await registrationProblem(registration, project: project) { return problem }
         guard let created = await store.topics(of: registration)[topic] else {
             return .rpcError(404, "Requested entity was not found.")
         }
@@ -94,7 +96,7 @@ struct TopicSubscriptionRoutes {
     }
 
     func list(project: String, registration: String, request: EmulatorRequest) async -> EmulatorResponse {
-        if let problem = await registrationProblem(registration) { return problem }
+        if let problem = await registrationProblem(registration, project: project) { return problem }
         var pageSize = Int(request.query("pageSize", "page_size") ?? "") ?? Self.defaultPageSize
         if pageSize <= 0 { pageSize = Self.defaultPageSize }
         pageSize = min(pageSize, Self.maximumPageSize)  // larger values are coerced, not refused
@@ -114,7 +116,7 @@ struct TopicSubscriptionRoutes {
     }
 
     func delete(project: String, registration: String, topic: String, allowMissing: Bool) async -> EmulatorResponse {
-        if let problem = await registrationProblem(registration) { return problem }
+        if let problem = await registrationProblem(registration, project: project) { return problem }
         if await store.unsubscribe(registration, from: topic) || allowMissing { return .json(200, [String: Any]()) }
         return .rpcError(404, "Requested entity was not found.")
     }

@@ -380,11 +380,18 @@ package struct Applier: Sendable {
                 run.report.outcomes.append(
                     OperationOutcome(
                         address: address, action: batch.action.rawValue, registrations: [registration],
-                        status: .failed(code: code, message: "FCM refused this registration in the batch", retryable: code == "INTERNAL")))
+                        status: .failed(code: code, message: Self.batchRefusal(code), retryable: code == "INTERNAL")))
                 if batch.action == .subscribe { run.failedAdditions.insert(registration) }
             }
         }
         run.completed(done, gone: false)
         run.completed(gone, gone: true)
+    }
+
+    static func batchRefusal(_ code: String) -> String {
+        code == "PERMISSION_DENIED"
+            ? "the registration belongs to another Firebase project than the credentials act for: check project.id and "
+                + "project.senderId in the manifest, and which project the credentials belong to"
+            : "FCM refused this registration in the batch"
     }
 }

@@ -51,7 +51,8 @@ package struct Refresher: Sendable {
         let found = try await BoundedConcurrency.map(groups.sorted(), limit: limit) { name -> ObservedGroup? in
             defer { progress?(1) }
             guard let key = try await service.groupKey(name: name) else { return nil }
-            return ObservedGroup(name: name, notificationKey: key, members: try await service.groupMembers(name: name, key: key))
+            let members = try await service.groupMembers(name: name, key: key)
+            return ObservedGroup(name: name, notificationKey: key, members: members ?? [], membersFromFCM: members != nil)
         }
         for group in found { if let group { observed.groups[group.name] = group } }
         (observed.registrations, observed.unreadable) = try await statuses(of: registrations)

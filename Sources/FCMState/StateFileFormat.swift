@@ -25,6 +25,7 @@ package enum StateFileFormat {
         for members in ledger.topics.values { everyone.formUnion(members) }
         for group in ledger.groups.values { everyone.formUnion(group.members) }
         for members in ledger.pending.subscriptions.values { everyone.formUnion(members) }
+        for members in ledger.pending.groupMembers.values { everyone.formUnion(members) }
         let tokens = everyone.filter { $0.kind == .token }.map(\.value).sorted()
         let fids = everyone.filter { $0.kind == .fid }.map(\.value).sorted()
         var position: [Registration: Int] = [:]
@@ -120,6 +121,10 @@ package enum StateFileFormat {
             }
             out.raw("],\n  \"subscriptions\": ")
             topicMap(ledger.pending.subscriptions, indent: "    ", closing: "\n  }")
+            if !ledger.pending.groupMembers.isEmpty {
+                out.raw(",\n  \"group_members\": ")
+                topicMap(ledger.pending.groupMembers, indent: "    ", closing: "\n  }")
+            }
             out.raw("\n}")
         }
         var bytes = out.bytes
@@ -316,6 +321,15 @@ package enum StateFileFormat {
             for (name, value) in pending["subscriptions"]?.object ?? [:] {
                 let set = try members(value, "pending.subscriptions.\(name)")
                 if !set.isEmpty { ledger.pending.subscriptions[name] = set }
+            }
+            if let groupMembers = pending["group_members"], groupMembers.object == nil {
+                throw invalid("pending.group_members", "is not an object")
+            }
+            for (name, value) in pending["group_members"]?.object ?? [:] {
+                guard ledger.pending.groups.contains(name) else {
+                    throw invalid("pending.group_members.\(name)", "names a group that is not pending")
+                }
+                ledger.pending.groupMembers[name] = try members(value, "pending.group_members.\(name)")
             }
         }
     }

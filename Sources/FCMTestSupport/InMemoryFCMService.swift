@@ -19,8 +19,13 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     private var keyCounter = 0
     private var log: [Request] = []
     package let topicBatchSize: Int
+    /// Whether group members can be listed: FCM documents no way, so only as an operator's opt-in probe.
+    package let exportsMembers: Bool
 
-    package init(topicBatchSize: Int = 1) { self.topicBatchSize = topicBatchSize }
+    package init(topicBatchSize: Int = 1, exportsMembers: Bool = false) {
+        self.topicBatchSize = topicBatchSize
+        self.exportsMembers = exportsMembers
+    }
 
     // MARK: What tests set up and look at
 
@@ -81,8 +86,9 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
         }
     }
 
-    package func groupMembers(name: String, key: String) async throws -> Set<Registration> {
-        try lock.withLock {
+    package func groupMembers(name: String, key: String) async throws -> Set<Registration>? {
+        guard exportsMembers else { return nil }
+        return try lock.withLock {
             record("GET", "group/\(name) members")
             guard key.hasSuffix(":\(name)"), let members = groups[name] else {
                 throw FCMServiceError(status: 400, code: "notification_key not found", message: "exporting the members of group/\(name)")

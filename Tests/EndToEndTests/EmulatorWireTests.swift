@@ -126,7 +126,10 @@ import Testing
 
 @Suite struct GroupReadErrorTests {
     @Test func exportAndGetOfUnknownGroupsAndMissingHeaders() async throws {
-        let emulator = try EmulatorProcess()
+        let plain = try EmulatorProcess()
+        let unserved = try await plain.send(.init(method: "GET", url: plain.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey"))
+        #expect(unserved.status == 404, "the unconfirmed export is off unless asked for")
+        let emulator = try EmulatorProcess(arguments: ["--group-export"])
         let export = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey"))
         #expect(export.status == 400)
         #expect(String(decoding: export.body, as: UTF8.self) == #"{"error":"notification_key not found"}"#)

@@ -12,18 +12,20 @@ final class ContractBackend: @unchecked Sendable {
     private let close: () -> Void
     private let emulator: EmulatorProcess?
 
-    init(_ kind: String) throws {
+    /// `exportsMembers`: the operator's member export probe is on (the emulator serves its unconfirmed one).
+    init(_ kind: String, exportsMembers: Bool = true) throws {
         let project = ProjectSettings(id: "contract", senderId: "777")
         if kind == "memory" {
-            let fake = InMemoryFCMService()
+            let fake = InMemoryFCMService(exportsMembers: exportsMembers)
             service = fake
             uninstall = { fake.uninstall($0) }
             close = {}
             emulator = nil
         } else {
-            let emulator = try EmulatorProcess()
-            let options = ConnectOptions(
+            let emulator = try EmulatorProcess(arguments: exportsMembers ? ["--group-export"] : [])
+            var options = ConnectOptions(
                 parallelism: 8, qps: 0, endpoint: nil, verbose: false, environment: ["FCM_EMULATOR_HOST": emulator.host], needsProjectID: true)
+            if exportsMembers { options.groupExportURL = "http://\(emulator.host)/fcm/notification/export" }
             let connection = try World.live.connect(project, options)
             service = connection.service
             uninstall = { registration in
@@ -68,6 +70,17 @@ final class ContractBackend: @unchecked Sendable {
         #expect(try await fcm.groupKey(name: "fam") == nil)
     }
 
+    /// FCM documents no member list: without the operator's probe, both say "not told", never "no members".
+    @Test(arguments: backends)
+    func withoutTheExportProbeMembersAreNotTold(backend: String) async throws {
+        let contract = try ContractBackend(backend, exportsMembers: false)
+        defer { withExtendedLifetime(contract) {} }
+        let fcm = contract.service
+        _ = try await fcm.performGroupStep(.create([a, b]), name: "fam", key: nil)
+        let key = try #require(try await fcm.groupKey(name: "fam"))
+        #expect(try await fcm.groupMembers(name: "fam", key: key) == nil)
+    }
+
     @Test(arguments: backends)
     func aTwentyFirstMemberIsRefused(backend: String) async throws {
         let contract = try ContractBackend(backend)
@@ -79,7 +92,7 @@ final class ContractBackend: @unchecked Sendable {
         await #expect { try await fcm.performGroupStep(.add([a]), name: "big", key: key) } throws: {
             ($0 as? FCMServiceError)?.status == 400
         }
-        #expect(try await fcm.groupMembers(name: "big", key: try #require(try await fcm.groupKey(name: "big"))).count == 20)
+        #expect(try await fcm.groupMembers(name: "big", key: try #require(try await fcm.groupKey(name: "big")))?.count == 20)
     }
 
     @Test(arguments: backends)

@@ -154,11 +154,14 @@ import Testing
         for member in members { #expect(fake.fcm.topics(of: Registration(value: member, kind: .token)) == ["new"]) }
     }
 
+    /// FCM drops an invalid member silently, so only the member export probe lets fcmctl see it (wire reference §3).
     @Test func anUninstalledGroupMemberIsSkippedWithAWarningNotAFailure() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try EmulatorProcess(arguments: ["--group-export"])
         let workspace = try Workspace()
         let gone = token(8, prefix: "gone")
-        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        let common = [
+            "-f", workspace.manifestPath, "--state", workspace.statePath, "--group-export-url", "\(emulator.baseURL)/fcm/notification/export",
+        ]
         try workspace.write("project: {id: p, senderId: \"42\"}\ngroups:\n  fam:\n    members: [\"\(token(1))\"]\n")
         #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
         _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(gone)\"}]}")

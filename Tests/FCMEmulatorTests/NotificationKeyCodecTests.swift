@@ -17,10 +17,12 @@ import Testing
 }
 
 @Suite struct EmulatorStoreTests {
+    let any = EmulatorStore.Caller.sender("unlinked")
+
     @Test func uninstallDropsGroupMembershipAndDeletesEmptiedGroups() async {
-        let store = EmulatorStore(strictRegistrations: false)
-        #expect(await store.check("a:APA91b") == .valid)
-        #expect(await store.check("b:APA91b") == .valid)
+        let store = EmulatorStore(autoRegister: true)
+        #expect(await store.check("a:APA91b", as: any) == .valid)
+        #expect(await store.check("b:APA91b", as: any) == .valid)
         let solo = EmulatorStore.GroupName(senderId: "1", name: "solo")
         let pair = EmulatorStore.GroupName(senderId: "1", name: "pair")
         _ = await store.createGroup(solo, members: ["a:APA91b"])
@@ -30,22 +32,42 @@ import Testing
         #expect(await store.group(named: solo) == nil)
         #expect(await store.group(named: pair)?.members == ["b:APA91b"])
         #expect(await store.topics(of: "a:APA91b").isEmpty)
-        #expect(await store.check("a:APA91b") == .notFound)
+        #expect(await store.check("a:APA91b", as: any) == .notFound)
     }
 
     @Test func strictModeKnowsOnlyRegisteredOnes() async {
-        let store = EmulatorStore(strictRegistrations: true)
-        #expect(await store.check("x:APA91b") == .notFound)
-        await store.register("x:APA91b", kind: "token")
-        #expect(await store.check("x:APA91b") == .valid)
-        #expect(await store.check("has space") == .malformed)
+        let store = EmulatorStore(autoRegister: false)
+        #expect(await store.check("x:APA91b", as: any) == .notFound)
+        await store.register("x:APA91b", kind: "token", project: nil)
+        #expect(await store.check("x:APA91b", as: any) == .valid)
+        #expect(await store.check("has space", as: any) == .malformed)
+    }
+
+    @Test func registrationsBelongToTheirProject() async {
+        let store = EmulatorStore(autoRegister: false)
+        await store.register("a:APA91b", kind: "token", project: "alpha")
+        await store.link(sender: "111", to: "alpha")
+        await store.link(sender: "222", to: "beta")
+        #expect(await store.check("a:APA91b", as: .project("alpha")) == .valid)
+        #expect(await store.check("a:APA91b", as: .sender("111")) == .valid)
+        #expect(await store.check("a:APA91b", as: .project("beta")) == .otherProject)
+        #expect(await store.check("a:APA91b", as: .sender("222")) == .otherProject)
+        #expect(await store.subscribe("a:APA91b", to: "news") == .created)
+        #expect(await store.registrations(of: .project("beta")) { $0.contains("news") }.isEmpty)
+        #expect(await store.registrations(of: .project("alpha")) { $0.contains("news") } == ["a:APA91b"])
+    }
+
+    @Test func autoRegisterPinsTheProjectOfFirstUse() async {
+        let store = EmulatorStore(autoRegister: true)
+        #expect(await store.check("p:APA91b", as: .project("alpha")) == .valid)
+        #expect(await store.check("p:APA91b", as: .project("beta")) == .otherProject)
     }
 
     @Test func readsDoNotRecordFirstUse() async {
-        let store = EmulatorStore(strictRegistrations: false)
-        #expect(await store.check("r:APA91b", recordFirstUse: false) == .valid)
+        let store = EmulatorStore(autoRegister: true)
+        #expect(await store.check("r:APA91b", as: any, recordFirstUse: false) == .valid)
         #expect(await store.registrations.isEmpty)
-        #expect(await store.check("r:APA91b") == .valid)
+        #expect(await store.check("r:APA91b", as: any) == .valid)
         #expect(await store.registrations.count == 1)
     }
 }

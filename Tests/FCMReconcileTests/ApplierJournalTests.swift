@@ -48,7 +48,7 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
     }
 
     func groupKey(name: String) async throws -> String? { nil }
-    func groupMembers(name: String, key: String) async throws -> Set<Registration> { [] }
+    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
     func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
     func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
     func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
@@ -128,7 +128,7 @@ final class StoppingService: FCMService, @unchecked Sendable {
     }
 
     func groupKey(name: String) async throws -> String? { nil }
-    func groupMembers(name: String, key: String) async throws -> Set<Registration> { [] }
+    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
     func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
     func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
     func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }

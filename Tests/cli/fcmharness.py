@@ -14,8 +14,11 @@ SCHEMAS = os.path.join(ROOT, "schemas")
 
 class Emulator:
     def __init__(self, *flags):
+        # Tests of fcmctl's logic use made-up registrations: auto-register unless a test asks for the
+        # emulator's default, FCM-like mode with --strict-registrations.
+        mode = [] if "--strict-registrations" in flags else ["--auto-register"]
         self.process = subprocess.Popen(
-            [EMULATOR, "--host", "127.0.0.1", "--port", "0", *flags], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            [EMULATOR, "--host", "127.0.0.1", "--port", "0", *mode, *flags], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()  # blocks until the emulator is listening
         assert line.startswith("fcm-emulator listening on http://"), line
         self.base = line.strip().split(" on ")[1]

@@ -32,15 +32,27 @@ def test_import_groups_and_subscriptions(tmp_path):
         assert run(["fmt", str(directory / "project.yaml")]).returncode == 0  # the team's own file, in canonical form
         common = ["-f", str(directory)]
 
-        dry = run(["import", "group", "family-a", "--dry-run"] + common, emulator)
+        # FCM documents no member list: the members come from the team's own records, one file per group.
+        unlisted = run(["import", "group", "family-a"] + common, emulator)
+        assert unlisted.returncode == 1
+        assert "FCM documents no way to list the members of group family-a" in unlisted.stderr, unlisted.stderr
+        lists = {}
+        for name, members in GROUPS.items():
+            lists[name] = tmp_path / f"{name}.txt"
+            lists[name].write_text("# the team's records\n" + "\n".join(members) + "\n")
+        dry = run(["import", "group", "family-a", "--members", str(lists["family-a"]), "--dry-run"] + common, emulator)
         assert dry.returncode == 0, dry.stderr
         assert "family-a:" in dry.stdout and "kiosk-0" in dry.stdout and "nothing was recorded" in dry.stderr
         assert not (directory / ".fcmctl" / "state.json").exists()
+        missing = run(["import", "group", "no-such-group", "--members", str(lists["solo"])] + common, emulator)
+        assert missing.returncode == 1 and "group no-such-group does not exist in FCM" in missing.stderr
 
-        groups = run(["import", "group", "family-a", "family-b", "solo", "-o", str(directory / "groups.yaml")] + common, emulator)
-        assert groups.returncode == 0, groups.stderr
-        text = (directory / "groups.yaml").read_text()
-        assert "# device group family-b as FCM exported it: 3 members" in text and "- kiosk-2" in text
+        for name in GROUPS:
+            output = directory / f"group-{name}.yaml"
+            groups = run(["import", "group", name, "--members", str(lists[name]), "-o", str(output)] + common, emulator)
+            assert groups.returncode == 0, groups.stderr
+        text = (directory / "group-family-b.yaml").read_text()
+        assert f"# 3 members, listed in {lists['family-b']}" in text and "- kiosk-2" in text
 
         registrations = tmp_path / "registrations.txt"
         registrations.write_text("\n".join(DEVICES) + "\n")

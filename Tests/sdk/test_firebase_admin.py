@@ -59,9 +59,14 @@ class Emulator:
         return app
 
 
+TOKENS = [f"sdk{i}:APA91b" + "x" * 40 for i in range(3)]
+
+
 @pytest.fixture
 def emulator(tmp_path, monkeypatch):
+    # The emulator's default mode, as strict as FCM: the suite's registrations are made known to the project.
     instance = Emulator(tmp_path)
+    instance.admin("POST", "/emulator/v1/registrations", {"project": PROJECT, "registrations": [{"token": t} for t in TOKENS]})
     monkeypatch.setattr(messaging._MessagingService, "IID_URL", instance.base)
     # google-auth looks up a "regional access boundary" at iamcredentials.googleapis.com after each token
     # refresh. That is not part of FCM and this machine must not reach Google, so the lookup is switched off.
@@ -70,9 +75,6 @@ def emulator(tmp_path, monkeypatch):
         "_is_regional_access_boundary_lookup_required", lambda self: False)
     yield instance
     instance.stop()
-
-
-TOKENS = [f"sdk{i}:APA91b" + "x" * 40 for i in range(3)]
 
 
 def test_subscribe_and_unsubscribe_with_the_v1_api(emulator):
@@ -160,3 +162,20 @@ def test_message_quota_raises_quota_exceeded_error(emulator):
     messaging.send(messaging.Message(token=TOKENS[0], data={"n": "1"}), app=app)
     with pytest.raises(messaging.QuotaExceededError):
         messaging.send(messaging.Message(token=TOKENS[0], data={"n": "2"}), app=app)
+
+
+def test_unknown_registration_raises_unregistered_error(emulator):
+    app = emulator.app()
+    with pytest.raises(messaging.UnregisteredError):
+        messaging.send(messaging.Message(token="never-registered:APA91b" + "y" * 40, data={"a": "b"}), app=app)
+
+
+def test_another_projects_registration_raises_sender_id_mismatch(emulator):
+    app = emulator.app()
+    stranger = "elsewhere:APA91b" + "z" * 40
+    emulator.admin("POST", "/emulator/v1/registrations", {"project": "another-project", "registrations": [{"token": stranger}]})
+    with pytest.raises(messaging.SenderIdMismatchError):
+        messaging.send(messaging.Message(token=stranger, data={"a": "b"}), app=app)
+    response = messaging.subscribe_to_topic([stranger, TOKENS[0]], "news", app=app)
+    assert (response.success_count, response.failure_count) == (1, 1)
+    assert emulator.topics(stranger) == []

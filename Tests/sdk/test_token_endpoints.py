@@ -23,6 +23,7 @@ SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
 @pytest.fixture
 def emulator(tmp_path, monkeypatch):
     instance = Emulator(tmp_path, "--accept-refresh-token", "1//refresh-me")
+    instance.admin("POST", "/emulator/v1/registrations", {"registrations": [{"token": "a:APA91b"}]})  # what fcm_status reads
     monkeypatch.setattr(
         google.auth.credentials.CredentialsWithRegionalAccessBoundary,
         "_is_regional_access_boundary_lookup_required", lambda self: False)

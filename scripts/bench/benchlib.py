@@ -16,7 +16,7 @@ class Emulator:
 
     def __init__(self):
         self.process = subprocess.Popen(
-            [os.path.join(BUILD, "fcm-emulator"), "--host", "127.0.0.1", "--port", "0", "--subscription-qps", "0"],
+            [os.path.join(BUILD, "fcm-emulator"), "--host", "127.0.0.1", "--port", "0", "--subscription-qps", "0", "--auto-register"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.base = self.process.stdout.readline().strip().split(" on ")[1]
         self.env = {**os.environ, "FCM_EMULATOR_HOST": self.base[len("http://"):]}

@@ -47,7 +47,7 @@ class Emulator:
     def __init__(self, *flags):
         self.directory = tempfile.mkdtemp()
         self.account = os.path.join(self.directory, "sa.json")
-        self.process = subprocess.Popen([EMULATOR, "--port", "0", "--service-account-out", self.account, "--request-log-limit", "0", *flags],
+        self.process = subprocess.Popen([EMULATOR, "--port", "0", "--service-account-out", self.account, "--request-log-limit", "0", "--auto-register", *flags],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         assert line.startswith("fcm-emulator listening on http://"), line

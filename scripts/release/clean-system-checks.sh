@@ -46,7 +46,7 @@ for directory in examples/*/; do
 done
 
 # The archive's own emulator on a free loopback port: its first line says where, so nothing sleeps.
-exec 3< <(exec fcm-emulator --host 127.0.0.1 --port 0 2>/tmp/fcm-emulator.log)
+exec 3< <(exec fcm-emulator --host 127.0.0.1 --port 0 --auto-register 2>/tmp/fcm-emulator.log)
 emulator=$!
 trap 'kill "$emulator" 2>/dev/null; wait "$emulator" 2>/dev/null' EXIT
 if read -r -t 60 line <&3 && [[ $line == "fcm-emulator listening on http://"* ]]; then

@@ -125,7 +125,7 @@ fi
 
 # fcm-emulator from the image on a free port: its first line names the address (polled, with a deadline).
 : > "$work/emulator.out"
-in_image fcm-emulator --port 0 > "$work/emulator.out" 2> "$work/emulator.err" &
+in_image fcm-emulator --port 0 --auto-register > "$work/emulator.out" 2> "$work/emulator.err" &
 emulator_pid=$!
 address=""
 deadline=$((SECONDS + 20))

@@ -15,9 +15,14 @@ struct DriftView {
 
     static func count(_ findings: [DriftReport.Finding]) -> Int { findings.reduce(0) { $0 + max(1, $1.registrations.count) } }
 
+    /// Said whatever the findings: a reader must know what a clean report could not check.
+    var notReadLines: [String] {
+        report.notReadFromFCM.isEmpty ? [] : ["Not read from FCM:"] + report.notReadFromFCM.map { "  - \($0)" }
+    }
+
     func text(palette: Palette) -> [String] {
-        guard report.hasDrift else { return ["No drift. FCM matches the manifest and fcmctl's records."] }
-        var lines: [String] = []
+        guard report.hasDrift else { return ["No drift. FCM matches the manifest and fcmctl's records."] + notReadLines }
+        var lines: [String] = notReadLines
         for (category, findings) in categories where !findings.isEmpty {
             lines.append(palette.bold("\(category.title): \(Self.count(findings))") + " (\(category.rawValue))")
             for finding in findings {
@@ -40,6 +45,7 @@ struct DriftView {
         return .object(
             DocumentJSON.header(kind: "drift") + [
                 ("has_drift", .bool(report.hasDrift)), ("deprecations", DocumentJSON.deprecations(notices)),
+                ("not_read_from_fcm", .array(report.notReadFromFCM.map { .string($0) })),
                 (
                     "categories",
                     .array(
@@ -69,6 +75,8 @@ struct DriftView {
         var head = "\(Self.marker)\n### fcmctl drift\n\n"
         for notice in notices { head += "- ⚠️ \(MarkdownText.inline(notice.message))\n" }
         if !notices.isEmpty { head += "\n" }
+        for line in report.notReadFromFCM { head += "- ℹ️ Not read from FCM: \(MarkdownText.inline(line))\n" }
+        if !report.notReadFromFCM.isEmpty { head += "\n" }
         if !report.hasDrift {
             head += "**No drift.** FCM matches the manifest and fcmctl's records.\n"
             budget.head(head)

@@ -9,9 +9,12 @@ final class EmulatorProcess: @unchecked Sendable {
 
     enum StartError: Error { case noListeningLine(String) }
 
+    /// Tests of fcmctl's logic use made-up registrations, so the emulator auto-registers unless a test asks
+    /// for its default, FCM-like mode with `--strict-registrations`.
     init(arguments: [String] = []) throws {
         process.executableURL = BuildProducts.emulator
-        process.arguments = ["--host", "127.0.0.1", "--port", "0"] + arguments
+        let mode = arguments.contains("--strict-registrations") ? [] : ["--auto-register"]
+        process.arguments = ["--host", "127.0.0.1", "--port", "0"] + mode + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
