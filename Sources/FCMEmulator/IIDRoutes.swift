@@ -19,6 +19,8 @@ struct IIDRoutes {
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
         let s = request.segments
+        guard s.first == "iid" else { return nil }
+        if let refusal = DeviceGroupRoutes.missingAccessTokenAuth(request) { return refusal }
         switch (request.method, s) {
         case ("POST", ["iid", "v1:batchAdd"]): return await batch(request, adding: true)
         case ("POST", ["iid", "v1:batchRemove"]): return await batch(request, adding: false)

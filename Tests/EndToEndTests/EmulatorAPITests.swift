@@ -18,7 +18,7 @@ import Testing
     }
 
     func get(_ emulator: EmulatorProcess, _ path: String) async throws -> HTTPResponse {
-        try await emulator.send(.init(method: "GET", url: emulator.baseURL + path))
+        try await emulator.send(.init(method: "GET", url: emulator.baseURL + path, headers: [("access_token_auth", "true")]))
     }
 
     // MARK: Legacy IID

@@ -8,14 +8,15 @@ import Testing
         let response = try await emulator.send(
             .init(
                 method: "POST", url: emulator.baseURL + "/fcm/notification",
-                headers: [("Content-Type", "application/json"), ("project_id", sender)], body: Data(body.utf8)))
+                headers: [("Content-Type", "application/json"), ("project_id", sender), ("access_token_auth", "true")], body: Data(body.utf8)))
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
 
     func getKey(_ emulator: EmulatorProcess, _ name: String) async throws -> (Int, [String: Any]) {
         let response = try await emulator.send(
             .init(
-                method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=\(name)", headers: [("project_id", "42")]))
+                method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=\(name)",
+                headers: [("project_id", "42"), ("access_token_auth", "true")]))
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
 
@@ -126,20 +127,32 @@ import Testing
 
 @Suite struct GroupReadErrorTests {
     @Test func exportAndGetOfUnknownGroupsAndMissingHeaders() async throws {
+        let flag = [("access_token_auth", "true")]
         let plain = try EmulatorProcess()
-        let unserved = try await plain.send(.init(method: "GET", url: plain.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey"))
+        let unserved = try await plain.send(
+            .init(method: "GET", url: plain.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey", headers: flag))
         #expect(unserved.status == 404, "the unconfirmed export is off unless asked for")
         let emulator = try EmulatorProcess(arguments: ["--group-export"])
-        let export = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey"))
+        let export = try await emulator.send(
+            .init(method: "GET", url: emulator.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey", headers: flag))
         #expect(export.status == 400)
         #expect(String(decoding: export.body, as: UTF8.self) == #"{"error":"notification_key not found"}"#)
-        let noSender = try await emulator.send(.init(method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=g"))
+        let noFlag = try await emulator.send(
+            .init(method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=g", headers: [("project_id", "42")]))
+        #expect(noFlag.status == 401, "OAuth callers send access_token_auth: true")
+        let noSender = try await emulator.send(
+            .init(method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=g", headers: flag))
         #expect(noSender.status == 400)
         #expect(String(decoding: noSender.body, as: UTF8.self) == #"{"error":"project_id header is required"}"#)
         let badOperation = try await emulator.send(
             .init(
-                method: "POST", url: emulator.baseURL + "/fcm/notification", headers: [("project_id", "42")],
+                method: "POST", url: emulator.baseURL + "/fcm/notification", headers: [("project_id", "42"), ("access_token_auth", "true")],
                 body: Data(#"{"operation":"rename","notification_key_name":"g","registration_ids":["a:APA91b"]}"#.utf8)))
         #expect(String(decoding: badOperation.body, as: UTF8.self) == #"{"error":"operation must be create, add or remove"}"#)
+        let unnamed = try await emulator.send(
+            .init(
+                method: "POST", url: emulator.baseURL + "/fcm/notification", headers: [("project_id", "42"), ("access_token_auth", "true")],
+                body: Data(#"{"operation":"add","notification_key":"APA91bx","registration_ids":["a:APA91b"]}"#.utf8)))
+        #expect(String(decoding: unnamed.body, as: UTF8.self) == #"{"error":"notification_key_name is required"}"#)
     }
 }

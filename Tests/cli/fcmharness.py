@@ -30,7 +30,7 @@ class Emulator:
 
     def request(self, method, path, body=None, headers=None):
         data = json.dumps(body).encode() if body is not None else None
-        all_headers = {"Content-Type": "application/json", "Authorization": "Bearer owner", **(headers or {})}
+        all_headers = {"Content-Type": "application/json", "Authorization": "Bearer owner", "access_token_auth": "true", **(headers or {})}
         request = urllib.request.Request(self.base + path, data=data, method=method, headers=all_headers)
         with urllib.request.urlopen(request) as response:
             text = response.read()
