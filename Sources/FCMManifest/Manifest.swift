@@ -7,6 +7,8 @@ package struct Manifest: Sendable {
     package var state: ManifestStateSettings?
     package var defaults: ManifestDefaults?
     package var devices: [String: ManifestDevice] = [:]
+    /// `deviceFiles`: JSON Lines or CSV files of devices, relative to the manifest file that names them.
+    package var deviceFiles: [Located<String>] = []
     package var groups: [String: ManifestGroup] = [:]
     package var topics: [String: ManifestTopic] = [:]
     package var files: [String] = []

@@ -17,6 +17,7 @@ struct ManifestDecoder {
             case "state": manifest.state = state(value, at: keyNode.location)
             case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
             case "devices": manifest.devices = named(value, what: "devices") { $0.device($1, $2, at: $3) }
+            case "deviceFiles": manifest.deviceFiles = deviceFiles(value)
             case "groups": manifest.groups = named(value, what: "groups") { $0.group($1, $2, at: $3) }
             default: manifest.topics = named(value, what: "topics") { $0.topic($1, $2, at: $3) }
             }
@@ -107,6 +108,21 @@ struct ManifestDecoder {
             device.registration = Located(text, at: ids[0].1.location)
         }
         return device
+    }
+
+    mutating func deviceFiles(_ node: YAMLNode) -> [Located<String>] {
+        guard case .sequence(let items) = node.value else {
+            error("deviceFiles must be a list of JSON Lines (.jsonl) or CSV (.csv) files, found \(node.kindName)", at: node)
+            return []
+        }
+        return items.compactMap { item in
+            guard let path = string(item, what: "deviceFiles entry") else { return nil }
+            guard DeviceFileReader.Format(path: path) != nil else {
+                error("'\(path)' is neither JSON Lines (.jsonl, .ndjson) nor CSV (.csv)", at: item)
+                return nil
+            }
+            return Located(path, at: item.location)
+        }
     }
 
     mutating func labels(_ node: YAMLNode, owner: String) -> [String: String] {

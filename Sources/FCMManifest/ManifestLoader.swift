@@ -65,9 +65,12 @@ package struct ManifestLoader: Sendable {
                 continue
             }
             var decoder = ManifestDecoder()
-            let part = decoder.decode(root)
+            var part = decoder.decode(root)
             diagnostics.append(contentsOf: decoder.diagnostics)
+            let files = part.deviceFiles
+            part.deviceFiles = []
             parts.append(part)
+            for entry in files { parts.append(deviceFile(entry, of: file, diagnostics: &diagnostics, sources: &sources)) }
         }
         let merged = merge(parts, diagnostics: &diagnostics)
         let resolution = ManifestResolver(merged).resolve()
@@ -76,6 +79,37 @@ package struct ManifestLoader: Sendable {
         let sorted = diagnostics.sortedForDisplay()
         let ok = !sorted.hasErrors
         return ManifestLoadResult(manifest: ok ? merged : nil, resolution: ok ? resolution : nil, diagnostics: sorted, sources: sources)
+    }
+
+    /// One device file as a manifest part of its own, so a name defined twice is reported at both places.
+    func deviceFile(
+        _ entry: Located<String>, of manifest: String, diagnostics: inout [Diagnostic], sources: inout [String: [UInt8]]
+    ) -> Manifest {
+        var part = Manifest()
+        let path = entry.value.hasPrefix("/") ? entry.value : (PathText.directory(of: manifest) as NSString).appendingPathComponent(entry.value)
+        guard let format = DeviceFileReader.Format(path: path) else { return part }
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            diagnostics.append(
+                .error("cannot read the device file \(path): \(Self.reason(error)); check the path, relative to this manifest", at: entry.location))
+            return part
+        }
+        sources[path] = bytes
+        part.files = [path]
+        var reader = DeviceFileReader()
+        for device in reader.read(bytes, file: path, format: format) {
+            if let first = part.devices[device.name] {
+                for place in [device.location, first.location] {
+                    diagnostics.append(.error("device/\(device.name) is defined twice in \(entry.value); keep one", at: place))
+                }
+                continue
+            }
+            part.devices[device.name] = device
+        }
+        diagnostics.append(contentsOf: reader.diagnostics)
+        return part
     }
 
     static func reason(_ error: any Error) -> String {
