@@ -20,9 +20,15 @@ struct FCMErrorBody: Sendable {
         let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
         if let error = object?["error"] as? [String: Any] {
             let details = error["details"] as? [[String: Any]] ?? []
-            let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"] as? String
-            code = fcmCode ?? (error["status"] as? String) ?? statusName(status)
+            func detail(_ type: String) -> [String: Any]? { details.first { ($0["@type"] as? String)?.hasSuffix(type) == true } }
+            let fcmCode = detail("google.firebase.fcm.v1.FcmError")?["errorCode"] as? String
             message = error["message"] as? String ?? ""
+            // A token without FCM's scopes is refused by Google's front end, not by FCM: no FcmError, only an
+            // ErrorInfo. Its reason is what the user must act on, so it becomes the code, with the way out.
+            if fcmCode == nil, detail("google.rpc.ErrorInfo")?["reason"] as? String == scopeInsufficient {
+                return (scopeInsufficient, message + " " + scopeAdvice)
+            }
+            code = fcmCode ?? (error["status"] as? String) ?? statusName(status)
         } else if let flat = object?["error"] as? String {
             code = flat
             message = (object?["error_description"] as? String) ?? flat
@@ -32,6 +38,19 @@ struct FCMErrorBody: Sendable {
             message = text.contains("<") ? "a non-JSON (HTML) error page" : text
         }
         return (code, message)
+    }
+
+    static let scopeInsufficient = "ACCESS_TOKEN_SCOPE_INSUFFICIENT"
+    static let scopeAdvice =
+        "The access token carries neither https://www.googleapis.com/auth/firebase.messaging nor "
+        + "https://www.googleapis.com/auth/cloud-platform: on a Compute Engine VM, give the instance the cloud-platform access "
+        + "scope; a token in FCM_ACCESS_TOKEN or from gcloud must be minted with one of those scopes."
+
+    /// FCM could not authenticate to APNs or web push (FcmError THIRD_PARTY_AUTH_ERROR, or its legacy alias):
+    /// a 401 about the project's push credentials, not about the caller's token, so no token refresh helps.
+    static func isThirdPartyAuthError(status: Int, body: Data) -> Bool {
+        guard status == 401, body.count < 65536 else { return false }
+        return ["THIRD_PARTY_AUTH_ERROR", "APNS_AUTH_ERROR"].contains(FCMErrorBody(status: status, body: body).code)
     }
 
     static func statusName(_ status: Int) -> String {

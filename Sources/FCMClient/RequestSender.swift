@@ -129,7 +129,9 @@ package struct RequestSender: Sendable {
                 }
             }
             statistics.add(status: response.status)
-            if response.status == 401, let token, let credentials, !refreshedAfter401 {
+            if response.status == 401, let token, let credentials, !refreshedAfter401,
+                !FCMErrorBody.isThirdPartyAuthError(status: response.status, body: response.body)
+            {
                 // An expired or revoked token: fetch a new one once, then let the answer stand.
                 refreshedAfter401 = true
                 await credentials.invalidate(token)

@@ -48,6 +48,20 @@ struct SendCommand: AsyncParsableCommand {
         }
     }
 
+    /// What a refusal means for the person who sent the message, when FCM's own words do not say it.
+    static func hint(_ code: String) -> String {
+        switch code {
+        case "UNREGISTERED", "NOT_FOUND": ": the registration is no longer valid (app uninstalled or token expired)"
+        case "SENDER_ID_MISMATCH":
+            ": the registration belongs to another Firebase project than the one these credentials send for "
+                + "(check the project id and that the app was built with this project's config)"
+        case "THIRD_PARTY_AUTH_ERROR", "APNS_AUTH_ERROR":
+            ": FCM could not authenticate to APNs or web push for this app; check the APNs auth key or certificate, or the "
+                + "web push credentials, in the Firebase console (Project settings, Cloud Messaging). fcmctl's own credentials are fine"
+        default: ""
+        }
+    }
+
     func run() async throws {
         let console = Console.current
         var settings = ProjectSettings(id: project ?? "", senderId: senderId ?? "")
@@ -110,10 +124,7 @@ struct SendCommand: AsyncParsableCommand {
             let name = try await service.send(message, validateOnly: dryRun)
             console.out(dryRun ? "Validated a message to \(address) (dry run: nothing was delivered): \(name)" : "Sent to \(address): \(name)")
         } catch let error as FCMServiceError {
-            let hint =
-                ["UNREGISTERED", "NOT_FOUND"].contains(error.code)
-                ? ": the registration is no longer valid (app uninstalled or token expired)" : ""
-            throw fail("FCM refused the message to \(address): \(error.code) \(error.message)\(hint)")
+            throw fail("FCM refused the message to \(address): \(error.code) \(error.message)\(Self.hint(error.code))")
         }
         pipeline.reportStatistics()
     }

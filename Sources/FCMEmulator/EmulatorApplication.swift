@@ -13,7 +13,8 @@ package struct EmulatorConfiguration: Sendable {
     package var autoRegister = false
     /// Serve the unconfirmed device-group member export (`--group-export`).
     package var groupExport = false
-    package var camelCaseFields = false
+    /// Topic Subscription answers in snake_case (`--snake-case-fields`) instead of lowerCamelCase.
+    package var snakeCaseFields = false
     package var noAuth = false
     package var htmlUnauthorized = false
     package var serviceAccountOut: String?
@@ -26,6 +27,8 @@ package struct EmulatorConfiguration: Sendable {
     package var oidcRequestToken: String?
     /// How long issued access tokens live, in seconds (`--token-lifetime`).
     package var tokenLifetime: Double = TokenAuthority.maximumLifetime
+    /// The access scopes of the metadata server's instance (`--metadata-scope`).
+    package var metadataScopes = MetadataServer.defaultScopes
     package var projectID = "emulator-project"
     package var senderID = "123456789012"
     var faults = FaultSettings()
@@ -76,10 +79,15 @@ struct EmulatorResponder: HTTPResponder {
         self.services = services
         let store = services.store
         deviceGroups = DeviceGroupRoutes(store: store, exportEnabled: services.configuration.groupExport)
-        topicSubscriptions = TopicSubscriptionRoutes(store: store, camelCaseFields: services.configuration.camelCaseFields)
+        topicSubscriptions = TopicSubscriptionRoutes(store: store, snakeCaseFields: services.configuration.snakeCaseFields)
         iid = IIDRoutes(store: store, senderID: services.configuration.senderID)
         messages = MessageRoutes(store: store)
-        tokens = TokenRoutes(authority: services.authority, projectID: services.configuration.projectID)
+        let configuration = services.configuration
+        tokens = TokenRoutes(
+            authority: services.authority,
+            metadata: MetadataServer(
+                authority: services.authority, projectID: configuration.projectID, projectNumber: configuration.senderID,
+                scopes: configuration.metadataScopes))
         admin = AdminRoutes(
             store: store, recorder: services.recorder, faults: services.faults, authority: services.authority, calendar: services.calendar,
             oidcRequestToken: services.configuration.oidcRequestToken)
@@ -117,9 +125,11 @@ struct EmulatorResponder: HTTPResponder {
         let configuration = services.configuration
         if endpoint.requiresBearer && !configuration.noAuth {
             let header = request.headers["authorization"] ?? ""
-            guard header.hasPrefix("Bearer "), await services.authority.isValid(accessToken: String(header.dropFirst(7))) else {
+            let token = String(header.dropFirst(7))
+            guard header.hasPrefix("Bearer "), await services.authority.isValid(accessToken: token) else {
                 return Unauthorized.response(html: configuration.htmlUnauthorized)
             }
+            if let refusal = ScopeCheck.refusal(endpoint, scopes: await services.authority.scopes(of: token)) { return refusal }
         }
         let registrations = Self.registrations(in: request, endpoint: endpoint)
         let cost = endpoint == .iidBatchAdd || endpoint == .iidBatchRemove ? max(1, registrations.count) : 1
@@ -130,9 +140,9 @@ struct EmulatorResponder: HTTPResponder {
             await Self.wait(delay)
             if let refusal = await services.calendar.refusal(endpoint, request) { return refusal }
             return await route(request, endpoint: endpoint)
-        case .fail(let status, let delay):
+        case .fail(let fault, let delay):
             await Self.wait(delay)
-            return InjectedErrors.response(status: status, endpoint: endpoint, html: settings.htmlErrors, retryAfter: settings.retryAfterSeconds)
+            return InjectedErrors.response(fault, endpoint: endpoint, html: settings.htmlErrors, retryAfter: settings.retryAfterSeconds)
         case .drop(let delay):
             await Self.wait(delay)
             var dropped = EmulatorResponse(status: 200, body: Data())
@@ -195,54 +205,6 @@ struct EmulatorResponder: HTTPResponder {
             return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: 64) { _ in throw DroppedConnection() })
         }
         return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
-    }
-}
-
-/// Error bodies for injected faults and exceeded quotas, shaped like each API family's real ones.
-enum InjectedErrors {
-    static func response(status: Int, endpoint: Endpoint, html: Bool, retryAfter: Int?) -> EmulatorResponse {
-        var answer: EmulatorResponse
-        let name = EmulatorResponse.statusNames[status] ?? "UNKNOWN"
-        if html {
-            let page = "<HTML>\n<HEAD>\n<TITLE>Error \(status)</TITLE>\n</HEAD>\n<BODY>\n<H1>Error \(status)</H1>\n</BODY>\n</HTML>\n"
-            answer = EmulatorResponse(status: status, body: Data(page.utf8), contentType: "text/html; charset=UTF-8")
-        } else if endpoint.usesFlatErrors {
-            answer = .flatError(status, name)
-        } else {
-            let fcmCode = [429: "QUOTA_EXCEEDED", 500: "INTERNAL", 503: "UNAVAILABLE"][status]
-            answer = .rpcError(status, "Injected fault: \(name)", fcmErrorCode: fcmCode)
-        }
-        if let retryAfter, [429, 503].contains(status) { answer.extraHeaders["Retry-After"] = String(retryAfter) }
-        return answer
-    }
-
-    static func quotaExceeded(endpoint: Endpoint, retryAfter: Int?) -> EmulatorResponse {
-        var answer: EmulatorResponse
-        switch endpoint {
-        case .iidBatchAdd, .iidBatchRemove, .iidRelation:
-            answer = .flatError(429, "RESOURCE_EXHAUSTED")
-        case .messagesSend:
-            answer = .json(
-                429,
-                [
-                    "error": [
-                        "code": 429, "status": "RESOURCE_EXHAUSTED",
-                        "message": "Quota exceeded for quota metric 'Messages' and limit 'Messages per minute' of service 'fcm.googleapis.com'.",
-                        "details": [
-                            ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "QUOTA_EXCEEDED"],
-                            [
-                                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                                "violations": [["subject": "project", "description": "messages per minute"]],
-                            ],
-                        ],
-                    ] as [String: Any]
-                ])
-        default:
-            answer = .rpcError(
-                429, "Quota exceeded for quota metric 'Topic subscription changes' per second per project.", fcmErrorCode: "QUOTA_EXCEEDED")
-        }
-        if let retryAfter { answer.extraHeaders["Retry-After"] = String(retryAfter) }
-        return answer
     }
 }
 

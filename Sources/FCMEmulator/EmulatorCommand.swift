@@ -41,7 +41,11 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Serve GET /fcm/notification/export?notification_key=K, a member export no public source confirms.")
     var groupExport = false
 
-    @Flag(help: "Answer v1 list/get with lowerCamelCase fields (topicName) instead of snake_case (topic_name).")
+    @Flag(help: "Answer the v1 Topic Subscription API with snake_case fields (topic_name) instead of lowerCamelCase (topicName).")
+    var snakeCaseFields = false
+
+    /// lowerCamelCase became the default; the old flag is still accepted so existing scripts keep working.
+    @Flag(help: .hidden)
     var camelCaseFields = false
 
     @Flag(help: "Accept FCM requests without credentials (quick demos).")
@@ -75,6 +79,12 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Lifetime of the access tokens the emulator issues, e.g. 5s or 10m (at most 1h), to test token refresh.")
     var tokenLifetime = "1h"
 
+    @Option(
+        help: ArgumentHelp(
+            "An access scope of the metadata server's instance, carried by every token it issues. Repeatable; default cloud-platform.",
+            discussion: "Give e.g. https://www.googleapis.com/auth/devstorage.read_only to play a VM whose scopes do not cover FCM."))
+    var metadataScope: [String] = []
+
     @Option(help: "Project id reported by the metadata server and written into --service-account-out.")
     var projectId = "emulator-project"
 
@@ -96,7 +106,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Random extra latency up to this much, e.g. 10ms.")
     var jitter = "0ms"
 
-    @Option(help: "Error rates, e.g. 503=0.05,429=0.02 or topics.create:500=0.1.")
+    @Option(help: "Error rates, e.g. 503=0.05,429=0.02, topics.create:500=0.1 or messages.send:SENDER_ID_MISMATCH=1 (an FcmError code).")
     var errorRate: String?
 
     @Option(help: "Fraction of FCM requests whose connection is dropped mid-response.")
@@ -105,7 +115,8 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Make the change, then drop the reply: 0.3 for every mutating endpoint, or groups.mutate=0.3,topics.create=0.1.")
     var dropAfterCommitRate: String?
 
-    @Option(help: "Requests touching this registration fail: ID or ID=STATUS (default 500). Repeatable.")
+    @Option(
+        help: "Requests touching this registration fail: ID, ID=STATUS (default 500) or ID=FCM_ERROR_CODE, e.g. ID=SENDER_ID_MISMATCH. Repeatable.")
     var failRegistration: [String] = []
 
     @Flag(help: "Injected errors come as HTML pages instead of JSON.")
@@ -143,7 +154,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         if autoRegister && strictRegistrations { throw ValidationError("--auto-register and --strict-registrations contradict each other") }
         configuration.autoRegister = autoRegister
         configuration.groupExport = groupExport
-        configuration.camelCaseFields = camelCaseFields
+        configuration.snakeCaseFields = snakeCaseFields
         configuration.noAuth = noAuth
         configuration.htmlUnauthorized = htmlUnauthorized
         configuration.serviceAccountOut = serviceAccountOut
@@ -153,6 +164,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         configuration.acceptedSubjectTokens = acceptSubjectToken
         configuration.oidcRequestToken = oidcRequestToken
         configuration.tokenLifetime = Self.lifetimeSeconds(tokenLifetime) ?? TokenAuthority.maximumLifetime
+        if !metadataScope.isEmpty { configuration.metadataScopes = metadataScope }
         configuration.projectID = projectId
         configuration.senderID = senderId
         configuration.quotas = QuotaSettings(subscriptionQPS: subscriptionQps, messagesPerMinute: messagesPerMinute, retryAfterSeconds: retryAfter)
@@ -165,10 +177,11 @@ package struct EmulatorCommand: AsyncParsableCommand {
         configuration.faults.retryAfterSeconds = retryAfter
         for item in failRegistration {
             let parts = item.split(separator: "=", maxSplits: 1)
-            guard let id = parts.first, parts.count == 1 || Int(parts[1]) != nil else {
-                throw ValidationError("--fail-registration takes ID or ID=STATUS, got '\(item)'")
+            guard let id = parts.first, let fault = parts.count == 1 ? InjectedFault(status: 500) : InjectedFault(parts[1]) else {
+                throw ValidationError(
+                    "--fail-registration takes ID, ID=STATUS or ID=FCM_ERROR_CODE (\(FcmErrorCodes.known)), got '\(item)'")
             }
-            configuration.faults.failingRegistrations[String(id)] = parts.count == 2 ? Int(parts[1])! : 500
+            configuration.faults.failingRegistrations[String(id)] = fault
         }
         configuration.seed = seed
         configuration.requestLogFile = requestLog
@@ -179,6 +192,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
 
     package func validate() throws {
         guard (0...1).contains(dropRate) else { throw ValidationError("--drop-rate must be between 0 and 1") }
+        if snakeCaseFields && camelCaseFields { throw ValidationError("--snake-case-fields and --camel-case-fields contradict each other") }
         guard subscriptionQps >= 0, messagesPerMinute >= 0 else { throw ValidationError("quotas must not be negative") }
         guard let lifetime = Self.lifetimeSeconds(tokenLifetime), lifetime >= 1, lifetime <= TokenAuthority.maximumLifetime else {
             throw ValidationError("--token-lifetime must be between 1s and 1h, like 5s or 10m; got '\(tokenLifetime)'")

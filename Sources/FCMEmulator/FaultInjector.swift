@@ -27,7 +27,7 @@ actor FaultInjector {
 
     enum Verdict: Sendable {
         case proceed(delayMs: Double)
-        case fail(status: Int, delayMs: Double)
+        case fail(InjectedFault, delayMs: Double)
         case drop(delayMs: Double)
         /// Make the change, then cut the connection before the reply: the client cannot know it happened.
         case commitThenDrop(delayMs: Double)
@@ -38,11 +38,11 @@ actor FaultInjector {
     func decide(_ endpoint: Endpoint, registrations: [String], cost: Int) -> Verdict {
         let delay = faults.latencyMs + (faults.jitterMs > 0 ? random.nextUnit() * faults.jitterMs : 0)
         if let failing = registrations.lazy.compactMap({ self.faults.failingRegistrations[$0] }).first {
-            return .fail(status: failing, delayMs: delay)
+            return .fail(failing, delayMs: delay)
         }
         if faults.dropRate > 0, random.nextUnit() < faults.dropRate { return .drop(delayMs: delay) }
         for rate in faults.errorRates where rate.endpoint == nil || rate.endpoint == endpoint.rawValue {
-            if random.nextUnit() < rate.rate { return .fail(status: rate.status, delayMs: delay) }
+            if random.nextUnit() < rate.rate { return .fail(rate.fault, delayMs: delay) }
         }
         let now = ContinuousClock.now
         if endpoint.changesSubscriptions, quotas.subscriptionQPS > 0, !subscriptionBucket.take(Double(cost), at: now) {

@@ -7,6 +7,36 @@ struct FaultSettings: Codable, Sendable, Equatable {
         var endpoint: String?
         var status: Int
         var rate: Double
+        /// The FcmError errorCode of the injected answer (`SENDER_ID_MISMATCH`); `status` may then be left out.
+        var fcmErrorCode: String?
+
+        enum CodingKeys: String, CodingKey {
+            case endpoint, status, rate
+            case fcmErrorCode = "fcm_error_code"
+        }
+
+        init(endpoint: String?, status: Int, rate: Double, fcmErrorCode: String? = nil) {
+            self.endpoint = endpoint
+            self.status = status
+            self.rate = rate
+            self.fcmErrorCode = fcmErrorCode
+        }
+
+        /// A code FCM documents brings its status; an unknown code needs an explicit one.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            endpoint = try c.decodeIfPresent(String.self, forKey: .endpoint)
+            rate = try c.decode(Double.self, forKey: .rate)
+            fcmErrorCode = try c.decodeIfPresent(String.self, forKey: .fcmErrorCode)
+            guard let status = try c.decodeIfPresent(Int.self, forKey: .status) ?? fcmErrorCode.flatMap({ FcmErrorCodes.statuses[$0] }) else {
+                throw DecodingError.keyNotFound(
+                    CodingKeys.status, .init(codingPath: c.codingPath, debugDescription: "status, or a known fcm_error_code (\(FcmErrorCodes.known))")
+                )
+            }
+            self.status = status
+        }
+
+        var fault: InjectedFault { InjectedFault(status: status, fcmErrorCode: fcmErrorCode) }
     }
 
     var latencyMs: Double = 0
@@ -16,8 +46,8 @@ struct FaultSettings: Codable, Sendable, Equatable {
     /// Requests whose change is made and whose reply is then lost (the connection is cut): per endpoint, or
     /// every mutating endpoint when the endpoint is nil. Status is unused.
     var dropAfterCommit: [ErrorRate] = []
-    /// Registration → HTTP status its requests fail with (500 by default).
-    var failingRegistrations: [String: Int] = [:]
+    /// Registration → what its requests fail with: an HTTP status (500 by default) or an FcmError code.
+    var failingRegistrations: [String: InjectedFault] = [:]
     /// Injected errors come as an HTML page instead of JSON, as some Google front ends answer.
     var htmlErrors = false
     var retryAfterSeconds: Int?
@@ -43,7 +73,7 @@ struct FaultSettings: Codable, Sendable, Equatable {
         errorRates = try c.decodeIfPresent([ErrorRate].self, forKey: .errorRates) ?? []
         dropRate = try c.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
         dropAfterCommit = try c.decodeIfPresent([ErrorRate].self, forKey: .dropAfterCommit) ?? []
-        failingRegistrations = try c.decodeIfPresent([String: Int].self, forKey: .failingRegistrations) ?? [:]
+        failingRegistrations = try c.decodeIfPresent([String: InjectedFault].self, forKey: .failingRegistrations) ?? [:]
         htmlErrors = try c.decodeIfPresent(Bool.self, forKey: .htmlErrors) ?? false
         retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds)
     }
@@ -64,21 +94,23 @@ struct FaultSettings: Codable, Sendable, Equatable {
         }
     }
 
-    /// `503=0.05,429=0.02` or `topics.create:503=0.1`, comma-separated.
+    /// `503=0.05,429=0.02`, `topics.create:503=0.1` or `messages.send:SENDER_ID_MISMATCH=1`, comma-separated.
     static func parseErrorRates(_ text: String) throws -> [ErrorRate] {
         try text.split(separator: ",").map { item in
             let (endpoint, spec): (String?, Substring) =
                 item.contains(":")
                 ? (String(item.split(separator: ":")[0]), item.split(separator: ":")[1]) : (nil, item)
             let parts = spec.split(separator: "=")
-            guard parts.count == 2, let status = Int(parts[0]), (400...599).contains(status), let rate = Double(parts[1]),
-                (0...1).contains(rate)
-            else { throw EmulatorSetupError("--error-rate: '\(item)' is not [ENDPOINT:]STATUS=RATE, e.g. 503=0.05") }
+            guard parts.count == 2, let fault = InjectedFault(parts[0]), let rate = Double(parts[1]), (0...1).contains(rate) else {
+                throw EmulatorSetupError(
+                    "--error-rate: '\(item)' is not [ENDPOINT:]STATUS=RATE, e.g. 503=0.05 or messages.send:SENDER_ID_MISMATCH=1 "
+                        + "(FcmError codes: \(FcmErrorCodes.known))")
+            }
             if let endpoint, Endpoint(rawValue: endpoint) == nil {
                 throw EmulatorSetupError(
                     "--error-rate: unknown endpoint '\(endpoint)'; known: \(Endpoint.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            return ErrorRate(endpoint: endpoint, status: status, rate: rate)
+            return ErrorRate(endpoint: endpoint, status: fault.status, rate: rate, fcmErrorCode: fault.fcmErrorCode)
         }
     }
 

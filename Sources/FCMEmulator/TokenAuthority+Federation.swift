@@ -30,7 +30,7 @@ extension TokenAuthority {
         guard let type = form["subject_token_type"], Self.subjectTokenTypes.contains(type) else {
             throw GrantError.invalidRequest("Invalid value for \"subject_token_type\": \(form["subject_token_type"] ?? "missing")")
         }
-        let scopes = (form["scope"] ?? "").split(separator: " ").map(String.init)
+        let scopes = Self.scopeSet(form["scope"])
         guard !scopes.isEmpty, scopes.allSatisfy({ $0.hasPrefix("https://www.googleapis.com/auth/") }) else {
             throw GrantError.invalidScope("Invalid value for \"scope\": one or more https://www.googleapis.com/auth/ scopes are required")
         }
@@ -40,7 +40,7 @@ extension TokenAuthority {
         guard subjectTokens.contains(subject) else {
             throw GrantError.invalidGrant("The subject token is not accepted by the identity pool provider \(audience)")
         }
-        return issue(to: "principal:\(audience)", now: now)
+        return issue(to: "principal:\(audience)", scopes: scopes, now: now)
     }
 
     enum IAMError: Error {
@@ -66,7 +66,7 @@ extension TokenAuthority {
         } else if body["lifetime"] != nil {
             throw IAMError.invalidArgument("Invalid value at 'lifetime' (type)")
         }
-        let grant = issue(to: "serviceAccount:\(email)", now: now, lifetime: requested)
+        let grant = issue(to: "serviceAccount:\(email)", scopes: Set(scopes), now: now, lifetime: requested)
         let formatter = ISO8601DateFormatter()
         return (grant.token, formatter.string(from: now.addingTimeInterval(Double(grant.expiresIn + 1))))
     }

@@ -8,14 +8,13 @@ actor TokenAuthority {
     struct Issued {
         var expiry: Date
         var principal: String
+        /// What the token may be used for: Google issues a token for any scope asked for, and each API
+        /// refuses a token without one of its own scopes (see `ScopeCheck`).
+        var scopes: Set<String>
     }
 
     static let googleTokenAudience = "https://oauth2.googleapis.com/token"
-    /// IAM's scope is what a key asks for when it is only the source of an impersonation.
-    static let acceptedScopes = [
-        "https://www.googleapis.com/auth/firebase.messaging", "https://www.googleapis.com/auth/cloud-platform",
-        "https://www.googleapis.com/auth/iam",
-    ]
+    static let cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
     /// The longest life Google gives an access token; `--token-lifetime` shortens it for tests of refresh.
     static let maximumLifetime: TimeInterval = 3600
     let lifetime: TimeInterval
@@ -46,11 +45,13 @@ actor TokenAuthority {
     }
 
     /// `lifetime` may only shorten the configured one, as generateAccessToken's own `lifetime` does.
-    func issue(to principal: String, now: Date = Date(), lifetime requested: TimeInterval? = nil) -> (token: String, expiresIn: Int) {
+    func issue(to principal: String, scopes: Set<String>, now: Date = Date(), lifetime requested: TimeInterval? = nil) -> (
+        token: String, expiresIn: Int
+    ) {
         counter += 1
         let token = "ya29.emulator-\(counter)-" + UUID().uuidString.lowercased()
         let life = min(requested ?? lifetime, lifetime)
-        issued[token] = Issued(expiry: now.addingTimeInterval(life), principal: principal)
+        issued[token] = Issued(expiry: now.addingTimeInterval(life), principal: principal, scopes: scopes)
         // One second less than the token lives, as Google's answers do: a client that trusts it never sends a
         // token in its last second.
         return (token, max(1, Int(life) - 1))
@@ -68,6 +69,16 @@ actor TokenAuthority {
         return issued[accessToken]?.principal
     }
 
+    /// The scopes of a valid token; nil for a static token (`owner`, `--accept-token`), which serves every API.
+    func scopes(of accessToken: String) -> Set<String>? {
+        staticTokens.contains(accessToken) ? nil : issued[accessToken]?.scopes
+    }
+
+    /// Splits a space-separated OAuth `scope` value (RFC 6749 §3.3).
+    static func scopeSet(_ text: String?) -> Set<String> {
+        Set((text ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init))
+    }
+
     func expireAll() { issued.removeAll() }
 
     enum GrantError: Error {
@@ -77,8 +88,9 @@ actor TokenAuthority {
         case unsupportedGrantType(String)
     }
 
-    /// Verifies a JWT-bearer assertion: signature against the trusted key of its issuer, audience,
-    /// a lifetime of at most an hour around now, and a scope that covers FCM.
+    /// Verifies a JWT-bearer assertion: signature against the trusted key of its issuer, audience, a lifetime
+    /// of at most an hour around now, and a scope. Any scope gets a token, as at Google: whether it serves
+    /// FCM is decided when the token is used (403 ACCESS_TOKEN_SCOPE_INSUFFICIENT, `ScopeCheck`).
     func exchange(assertion: String, tokenURL: String, now: Date = Date()) throws -> (token: String, expiresIn: Int) {
         let parts = assertion.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
@@ -105,17 +117,24 @@ actor TokenAuthority {
                 "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
             )
         }
-        let scopes = (claims["scope"] as? String ?? "").split(separator: " ").map(String.init)
-        guard scopes.contains(where: Self.acceptedScopes.contains) else {
-            throw GrantError.invalidScope("Invalid OAuth scope or ID token audience provided.")
-        }
-        return issue(to: issuer, now: now)
+        // Without a scope (and without the target_audience of an ID-token request, which the emulator does not
+        // serve) Google refuses the grant: "invalid_scope", in the words it has used since 2023
+        // (google-auth-library-python#217 recorded an older "Empty or missing scope not allowed.").
+        let scopes = Self.scopeSet(claims["scope"] as? String)
+        guard !scopes.isEmpty else { throw GrantError.invalidScope("Invalid OAuth scope or ID token audience provided.") }
+        return issue(to: issuer, scopes: scopes, now: now)
     }
 
-    func exchange(refreshToken: String, clientID: String?) throws -> (token: String, expiresIn: Int) {
+    /// [UNCERTAIN] A refresh token carries the scopes its user consented to; the emulator's stand for what
+    /// `gcloud auth application-default login` asks for, which includes cloud-platform. A `scope` field in the
+    /// request narrows the token to it, as RFC 6749 §6 allows.
+    static let refreshTokenScopes: Set<String> = [cloudPlatformScope]
+
+    func exchange(refreshToken: String, clientID: String?, scope: String? = nil) throws -> (token: String, expiresIn: Int) {
         guard refreshTokens.contains(refreshToken) else { throw GrantError.invalidGrant("Bad Request") }
         guard let clientID, !clientID.isEmpty else { throw GrantError.invalidRequest("Missing required parameter: client_id") }
-        return issue(to: "user:\(clientID)")
+        let requested = Self.scopeSet(scope)
+        return issue(to: "user:\(clientID)", scopes: requested.isEmpty ? Self.refreshTokenScopes : requested)
     }
 }
 

@@ -1,10 +1,10 @@
 import Foundation
 
-/// The OAuth token endpoint (`POST /token`, what a generated key file's `token_uri` names) and the GCE
-/// metadata server's token endpoints (`/computeMetadata/v1/…`, reached through GCE_METADATA_HOST).
+/// The OAuth token endpoint (`POST /token`, what a generated key file's `token_uri` names), the other token
+/// services, and the GCE metadata server (`MetadataServer`).
 struct TokenRoutes {
     let authority: TokenAuthority
-    let projectID: String
+    let metadata: MetadataServer
 
     static let jwtGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
@@ -16,7 +16,7 @@ struct TokenRoutes {
         case ("POST", ["v1", "oauthtoken"]): return await refreshWorkforceUser(request)
         case ("POST", let s) where s.count == 5 && s[0] == "v1" && s[1] == "projects" && s[3] == "serviceAccounts":
             return await generateAccessToken(request, resource: s[4])
-        case (_, let s) where s.first == "computeMetadata" || s.isEmpty: return await metadata(request)
+        case (_, let s) where s.first == "computeMetadata" || s.isEmpty: return await metadata.handle(request)
         default: return nil
         }
     }
@@ -36,7 +36,7 @@ struct TokenRoutes {
                 }
                 grant = try await authority.exchange(assertion: assertion, tokenURL: tokenURL)
             case "refresh_token":
-                grant = try await authority.exchange(refreshToken: form["refresh_token"] ?? "", clientID: form["client_id"])
+                grant = try await authority.exchange(refreshToken: form["refresh_token"] ?? "", clientID: form["client_id"], scope: form["scope"])
             case let other:
                 return Self.oauthError(400, "unsupported_grant_type", "Invalid grant_type: \(other ?? "")")
             }
@@ -77,7 +77,10 @@ struct TokenRoutes {
             return Self.oauthError(400, "invalid_token", "Invalid Value")
         }
         let principal = await authority.principal(of: token) ?? ""
-        return .json(200, ["expires_in": "\(Int(remaining))", "access_type": "online", "azp": principal])
+        var answer: [String: Any] = ["expires_in": "\(Int(remaining))", "access_type": "online", "azp": principal]
+        // Google lists the token's scopes space-separated; a static token has no scopes to list.
+        if let scopes = await authority.scopes(of: token) { answer["scope"] = scopes.sorted().joined(separator: " ") }
+        return .json(200, answer)
     }
 
     /// STS's refresh endpoint for workforce identity federation users (`external_account_authorized_user`):
@@ -94,7 +97,7 @@ struct TokenRoutes {
             clientID = decoded.split(separator: ":", maxSplits: 1).first.map(String.init)
         }
         do {
-            let grant = try await authority.exchange(refreshToken: form["refresh_token"] ?? "", clientID: clientID)
+            let grant = try await authority.exchange(refreshToken: form["refresh_token"] ?? "", clientID: clientID, scope: form["scope"])
             return .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
         } catch let error as TokenAuthority.GrantError {
             return Self.oauthError(error)
@@ -127,32 +130,6 @@ struct TokenRoutes {
         case .invalidRequest(let description): oauthError(400, "invalid_request", description)
         case .unsupportedGrantType(let description): oauthError(400, "unsupported_grant_type", description)
         }
-    }
-
-    /// The metadata server answers only requests carrying `Metadata-Flavor: Google`, and says so in kind.
-    func metadata(_ request: EmulatorRequest) async -> EmulatorResponse {
-        guard request.headers["metadata-flavor"] == "Google" else {
-            var response = EmulatorResponse(status: 403, body: Data("Missing Metadata-Flavor:Google header.".utf8))
-            response.contentType = "text/html; charset=UTF-8"
-            return response
-        }
-        var response: EmulatorResponse
-        switch Array(request.segments.dropFirst()) {
-        case ["v1", "instance", "service-accounts", "default", "token"]:
-            let grant = await authority.issue(to: "metadata:default")
-            response = .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
-        case ["v1", "project", "project-id"]:
-            response = EmulatorResponse(status: 200, body: Data(projectID.utf8), contentType: "application/text")
-        case []:
-            // The root is what google-auth's and fcmctl's ping read: only its Metadata-Flavor header matters.
-            response = EmulatorResponse(status: 200, body: Data("computeMetadata/\n".utf8), contentType: "application/text")
-        case ["v1"]:
-            response = EmulatorResponse(status: 200, body: Data("instance/\nproject/\n".utf8), contentType: "application/text")
-        default:
-            response = EmulatorResponse(status: 404, body: Data("Not Found".utf8), contentType: "text/html; charset=UTF-8")
-        }
-        response.extraHeaders["Metadata-Flavor"] = "Google"
-        return response
     }
 
     static func parseForm(_ body: Data) -> [String: String] {

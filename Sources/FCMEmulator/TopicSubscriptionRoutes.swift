@@ -3,7 +3,10 @@ import Foundation
 /// The v1 Topic Subscription API: `/v1/projects/{p}/registrations/{r}/topicSubscriptions` (wire reference §1B).
 struct TopicSubscriptionRoutes {
     let store: EmulatorStore
-    let camelCaseFields: Bool
+    /// Field casing is [UNCERTAIN] (wire reference §1B): Firebase's pages show snake_case, but Google's JSON
+    /// mapping of protos (proto3 JSON, the discovery documents, every generated client) is lowerCamelCase, so
+    /// that is the default and `--snake-case-fields` brings back the pages' spelling.
+    let snakeCaseFields: Bool
 
     static let defaultPageSize = 1000
     static let maximumPageSize = 2000
@@ -54,8 +57,8 @@ struct TopicSubscriptionRoutes {
     func resource(project: String, registration: String, topic: String, created: Date) -> [String: Any] {
         return [
             "name": "projects/\(project)/registrations/\(registration)/topicSubscriptions/\(topic)",
-            camelCaseFields ? "topicName" : "topic_name": topic,
-            camelCaseFields ? "createTime" : "create_time": Timestamp.rfc3339(created),
+            snakeCaseFields ? "topic_name" : "topicName": topic,
+            snakeCaseFields ? "create_time" : "createTime": Timestamp.rfc3339(created),
         ]
     }
 
@@ -106,11 +109,11 @@ struct TopicSubscriptionRoutes {
         let remaining = after.map { token in topics.filter { $0.key > token } } ?? topics
         let page = remaining.prefix(pageSize)
         var body: [String: Any] = [
-            camelCaseFields ? "topicSubscriptions" : "topic_subscriptions":
+            snakeCaseFields ? "topic_subscriptions" : "topicSubscriptions":
                 page.map { resource(project: project, registration: registration, topic: $0.key, created: $0.value) }
         ]
         if remaining.count > page.count, let last = page.last {
-            body[camelCaseFields ? "nextPageToken" : "next_page_token"] = last.key
+            body[snakeCaseFields ? "next_page_token" : "nextPageToken"] = last.key
         }
         return .json(200, body)
     }

@@ -80,8 +80,18 @@ import Testing
         #expect(try await emulator.send(.init(method: "PATCH", url: url, body: Data("{}".utf8))).status == 404)
         let created = try await emulator.send(.init(method: "PATCH", url: url + "?allowMissing=true", body: Data("{}".utf8)))
         #expect(created.status == 200)
-        #expect(json(created)["topic_name"] as? String == "news")
+        #expect(json(created)["topicName"] as? String == "news")
         #expect(try await emulator.send(.init(method: "PATCH", url: url, body: Data("{}".utf8))).status == 200)
+    }
+
+    @Test func snakeCaseFieldsBringBackTheSpellingOfFirebasesPages() async throws {
+        let emulator = try EmulatorProcess(arguments: ["--snake-case-fields"])
+        let base = emulator.baseURL + "/v1/projects/p/registrations/r%3AAPA91b/topicSubscriptions"
+        let created = try await emulator.send(.init(method: "POST", url: base + "?topicName=news", body: Data("{}".utf8)))
+        #expect(json(created)["topic_name"] as? String == "news" && json(created)["create_time"] is String)
+        #expect(json(created)["topicName"] == nil)
+        let list = json(try await emulator.send(.init(method: "GET", url: base)))
+        #expect((list["topic_subscriptions"] as? [[String: Any]])?.first?["topic_name"] as? String == "news")
     }
 
     // MARK: messages:send

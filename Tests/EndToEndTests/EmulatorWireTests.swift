@@ -87,8 +87,9 @@ import Testing
         repeat {
             let response = try await emulator.send(.init(method: "GET", url: "\(base)?pageSize=2&pageToken=\(pageToken)"))
             let object = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
-            seen += (object["topic_subscriptions"] as? [[String: Any]] ?? []).compactMap { $0["topic_name"] as? String }
-            pageToken = object["next_page_token"] as? String ?? ""
+            // lowerCamelCase by default, as Google's JSON mapping of protos spells it.
+            seen += (object["topicSubscriptions"] as? [[String: Any]] ?? []).compactMap { $0["topicName"] as? String }
+            pageToken = object["nextPageToken"] as? String ?? ""
             pages += 1
         } while !pageToken.isEmpty
         #expect(seen == ["t0", "t1", "t2", "t3", "t4"])

@@ -6,6 +6,7 @@ import Testing
 final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     enum Step {
         case respond(Int, [String: String])
+        case answer(Int, String)
         case fail
     }
 
@@ -22,6 +23,7 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         }
         switch step {
         case .respond(let status, let headers): return HTTPResponse(status: status, headers: headers)
+        case .answer(let status, let body): return HTTPResponse(status: status, body: Data(body.utf8))
         case .fail: throw TransportError(url: request.url, message: "connection reset")
         }
     }
@@ -126,6 +128,19 @@ enum HTTPDate {
         let stubborn = ScriptedTransport([.respond(401, [:]), .respond(401, [:]), .respond(200, [:])])
         #expect(try await sender(stubborn, clock: clock, credentials: provider).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 401)
         #expect(stubborn.sent.count == 2, "one refresh, then the answer stands")
+    }
+
+    /// FCM's 401 THIRD_PARTY_AUTH_ERROR is about the project's APNs or web push credentials: the token is fine.
+    @Test func a401ThirdPartyAuthErrorIsNotAReasonToRefresh() async throws {
+        let clock = ManualPacingClock()
+        let counter = Counter()
+        let provider = CachedTokenProvider(clock: clock) { ("token-\(counter.next())", 3600) }
+        let body =
+            #"{"error":{"code":401,"message":"Auth error from APNS or Web Push Service","status":"UNAUTHENTICATED","#
+            + #""details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"THIRD_PARTY_AUTH_ERROR"}]}}"#
+        let transport = ScriptedTransport([.answer(401, body), .respond(200, [:])])
+        #expect(try await sender(transport, clock: clock, credentials: provider).send(HTTPRequest(method: "POST", url: "http://x/y")).status == 401)
+        #expect(transport.authorizations == ["Bearer token-1"])
     }
 
     @Test func quotaRefusalsOfPacedRequestsDoNotUseUpTheAttempts() async throws {

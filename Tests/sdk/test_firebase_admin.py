@@ -14,7 +14,7 @@ import warnings
 import firebase_admin
 import google.auth.credentials
 import pytest
-from firebase_admin import credentials, messaging
+from firebase_admin import credentials, exceptions, messaging
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EMULATOR = os.environ.get("FCM_EMULATOR_BIN", os.path.join(ROOT, ".build/debug/fcm-emulator"))
@@ -179,3 +179,47 @@ def test_another_projects_registration_raises_sender_id_mismatch(emulator):
     response = messaging.subscribe_to_topic([stranger, TOKENS[0]], "news", app=app)
     assert (response.success_count, response.failure_count) == (1, 1)
     assert emulator.topics(stranger) == []
+
+
+def test_injected_sender_id_mismatch_raises_sender_id_mismatch_error(emulator):
+    app = emulator.app()
+    emulator.admin("PUT", "/emulator/v1/faults", {"failing_registrations": {TOKENS[0]: "SENDER_ID_MISMATCH"}})
+    with pytest.raises(messaging.SenderIdMismatchError) as refused:
+        messaging.send(messaging.Message(token=TOKENS[0], data={"a": "b"}), app=app)
+    assert refused.value.http_response.status_code == 403
+    assert refused.value.http_response.json()["error"]["status"] == "PERMISSION_DENIED"
+    messaging.send(messaging.Message(token=TOKENS[1], data={"a": "b"}), app=app)  # only that registration fails
+
+
+def test_injected_third_party_auth_error_raises_third_party_auth_error(emulator):
+    app = emulator.app()
+    emulator.admin("PUT", "/emulator/v1/faults", {
+        "error_rates": [{"endpoint": "messages.send", "fcm_error_code": "THIRD_PARTY_AUTH_ERROR", "rate": 1}]})
+    with pytest.raises(messaging.ThirdPartyAuthError) as refused:
+        messaging.send(messaging.Message(token=TOKENS[0], data={"a": "b"}), app=app)
+    assert refused.value.http_response.status_code == 401
+    assert refused.value.http_response.json()["error"]["status"] == "UNAUTHENTICATED"
+
+
+def test_a_token_without_fcm_scopes_is_refused_with_insufficient_scopes(emulator):
+    """Google issues a token for any scope; FCM refuses one without its scopes, as a PermissionDeniedError."""
+    from google.oauth2 import service_account
+
+    class UserinfoOnly(credentials.Base):
+        def get_credential(self):
+            return service_account.Credentials.from_service_account_file(
+                emulator.account, scopes=["https://www.googleapis.com/auth/userinfo.email"])
+
+    app = firebase_admin.initialize_app(UserinfoOnly(), {"projectId": PROJECT}, name=uuid.uuid4().hex)
+    service = messaging._get_messaging_service(app)
+    service._fcm_url = f"{emulator.base}/v1/projects/{PROJECT}/messages:send"
+    with pytest.raises(exceptions.PermissionDeniedError) as refused:
+        messaging.send(messaging.Message(token=TOKENS[0], data={"a": "b"}), app=app)
+    error = refused.value.http_response.json()["error"]
+    assert (error["code"], error["status"], error["message"]) == (
+        403, "PERMISSION_DENIED", "Request had insufficient authentication scopes.")
+    assert error["details"] == [{
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "domain": "googleapis.com",
+        "metadata": {"service": "fcm.googleapis.com", "method": "google.firebase.fcm.v1.FcmService.SendMessage"}}]
+    # Refused before FCM looked at the message: nothing was delivered.
+    assert emulator.inbox(TOKENS[0]) == []

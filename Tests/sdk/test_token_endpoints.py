@@ -2,6 +2,9 @@
 the `cryptography` package: implementations independent of the emulator's own."""
 import base64
 import json
+import os
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -65,14 +68,17 @@ def claims(info, **overrides):
     return base
 
 
-def fcm_status(emulator, token):
-    request = urllib.request.Request(
-        f"{emulator.base}/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions", headers={"Authorization": f"Bearer {token}"})
+def fcm_status(emulator, token, path="/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions"):
+    return fcm_answer(emulator, token, path)[0]
+
+
+def fcm_answer(emulator, token, path):
+    request = urllib.request.Request(f"{emulator.base}{path}", headers={"Authorization": f"Bearer {token}", "project_id": "1"})
     try:
         with urllib.request.urlopen(request) as response:
-            return response.status
+            return response.status, response.read()
     except urllib.error.HTTPError as error:
-        return error.code
+        return error.code, error.read()
 
 
 def test_google_auth_service_account_flow_yields_a_working_token(emulator):
@@ -95,7 +101,7 @@ def test_assertion_signed_by_another_key_is_invalid_grant(emulator):
     ({"exp_offset": 7200}, "invalid_grant", "short-lived token (60 minutes)"),
     ({"expired": True}, "invalid_grant", "short-lived token (60 minutes)"),
     ({"aud": "https://example.com/token"}, "invalid_grant", "Failed audience check"),
-    ({"scope": "https://www.googleapis.com/auth/userinfo.email"}, "invalid_scope", "Invalid OAuth scope"),
+    ({"scope": ""}, "invalid_scope", "Invalid OAuth scope"),
 ])
 def test_bad_claims_are_refused_like_google(emulator, overrides, error, fragment):
     info, key = account(emulator)
@@ -140,3 +146,75 @@ def test_expired_tokens_stop_working(emulator):
     credentials.refresh(google.auth.transport.requests.Request())
     emulator.admin("POST", "/emulator/v1/tokens:expire", {})
     assert fcm_status(emulator, credentials.token) == 401
+
+
+def test_any_scope_gets_a_token_and_fcm_refuses_one_without_its_scopes(emulator):
+    """Google's token endpoint issues a token for any scope; each FCM API answers 403 insufficient scopes."""
+    credentials = service_account.Credentials.from_service_account_file(
+        emulator.account, scopes=["https://www.googleapis.com/auth/userinfo.email"])
+    credentials.refresh(google.auth.transport.requests.Request())
+    for path in ("/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions", "/iid/info/a%3AAPA91b?details=true",
+                 "/fcm/notification?notification_key_name=g"):
+        status, body = fcm_answer(emulator, credentials.token, path)
+        error = json.loads(body)["error"]
+        assert (status, error["status"], error["message"]) == (403, "PERMISSION_DENIED", "Request had insufficient authentication scopes.")
+        assert error["details"][0]["reason"] == "ACCESS_TOKEN_SCOPE_INSUFFICIENT"
+    with urllib.request.urlopen(f"{emulator.base}/tokeninfo?access_token={credentials.token}") as response:
+        assert json.load(response)["scope"] == "https://www.googleapis.com/auth/userinfo.email"
+    cloud_platform = service_account.Credentials.from_service_account_file(
+        emulator.account, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    cloud_platform.refresh(google.auth.transport.requests.Request())
+    assert fcm_status(emulator, cloud_platform.token) == 200
+
+
+COMPUTE_ENGINE_CLIENT = """
+import json, os
+import google.auth, google.auth.credentials, google.auth.transport.requests
+from google.auth import compute_engine
+# The regional access boundary lookup would reach iamcredentials.googleapis.com; nothing here may reach Google.
+google.auth.credentials.CredentialsWithRegionalAccessBoundary._is_regional_access_boundary_lookup_required = lambda self: False
+request = google.auth.transport.requests.Request()
+explicit = compute_engine.Credentials()
+explicit.refresh(request)
+found, project = google.auth.default()
+found.refresh(request)
+print(json.dumps({"token": explicit.token, "email": explicit.service_account_email, "scopes": list(explicit.scopes),
+                  "default": type(found).__module__ + "." + type(found).__name__, "project": project, "default_token": found.token}))
+"""
+
+
+def compute_engine_client(emulator, tmp_path):
+    """google-auth in a process of its own: it reads GCE_METADATA_HOST and GCE_METADATA_IP when imported."""
+    host = emulator.base[len("http://"):]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCE_", "CLOUDSDK_"))}
+    environment.update(GCE_METADATA_HOST=host, GCE_METADATA_IP=host, CLOUDSDK_CONFIG=str(tmp_path / "no-gcloud"), HOME=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", COMPUTE_ENGINE_CLIENT], env=environment, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_google_auth_compute_engine_credentials_refresh_at_the_metadata_server(emulator, tmp_path):
+    seen = compute_engine_client(emulator, tmp_path)
+    assert seen["email"] == "123456789012-compute@developer.gserviceaccount.com"
+    assert seen["scopes"] == ["https://www.googleapis.com/auth/cloud-platform"]
+    assert seen["default"] == "google.auth.compute_engine.credentials.Credentials"
+    assert seen["project"] == "sdk-test-project"
+    assert fcm_status(emulator, seen["token"]) == 200 and fcm_status(emulator, seen["default_token"]) == 200
+    info = urllib.request.Request(
+        f"{emulator.base}/computeMetadata/v1/instance/service-accounts/default/?recursive=true", headers={"Metadata-Flavor": "Google"})
+    with urllib.request.urlopen(info) as response:
+        assert response.headers["Metadata-Flavor"] == "Google"
+        assert json.load(response) == {
+            "aliases": ["default"], "email": seen["email"], "scopes": ["https://www.googleapis.com/auth/cloud-platform"]}
+
+
+def test_a_vm_whose_access_scopes_leave_out_fcm_gets_tokens_fcm_refuses(tmp_path, monkeypatch):
+    from test_firebase_admin import Emulator
+
+    instance = Emulator(tmp_path, "--metadata-scope", "https://www.googleapis.com/auth/devstorage.read_only")
+    try:
+        seen = compute_engine_client(instance, tmp_path)
+        assert seen["scopes"] == ["https://www.googleapis.com/auth/devstorage.read_only"]
+        assert fcm_status(instance, seen["token"]) == 403
+    finally:
+        instance.stop()
