@@ -168,7 +168,7 @@ def test_what_firebase_admin_can_express_itself_is_refused_by_the_server(emulato
 
 def test_both_spellings_and_proto3_leniency_pass(emulator, raw_sends):
     body = {"validateOnly": True, "message": {
-        "token": TOKEN, "fcmOptions": {"analyticsLabel": "a"}, "fcm_options": {"analytics_label": "b"},
+        "topic": "news", "fcmOptions": {"analyticsLabel": "a"}, "fcm_options": {"analytics_label": "b"},
         "android": {"priority": "high", "ttl": "3.5s", "directBootOk": "true", "notification": {
             "notificationCount": "7", "notification_priority": "priority_max", "visibility": 2, "color": "#A0b1C2",
             "eventTime": "2026-01-15T01:30:15.010Z", "vibrate_timings": ["0.5s", "1s"], "sticky": None}},
