@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMState", "FCMTestSupport"],
+            dependencies: ["FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMEmulator", "FCMState", "FCMTestSupport"],
             swiftSettings: codeSettings),
     ]
 )

@@ -47,15 +47,21 @@ package struct OutgoingMessage: Sendable {
         if !data.isEmpty { message["data"] = data }
         return message
     }
+
+    /// The SendMessageRequest body exactly as `send` puts it on the wire, so tests can hold it to the contract.
+    package func requestBody(validateOnly: Bool) -> Data {
+        var body: [String: Any] = ["message": json]
+        if validateOnly { body["validate_only"] = true }
+        return FCMHTTPService.json(body)
+    }
 }
 
 extension FCMHTTPService {
     /// `messages:send`; returns the message name. With `validateOnly` FCM checks the message and sends nothing.
     package func send(_ message: OutgoingMessage, validateOnly: Bool) async throws -> String {
         let url = "\(endpoints.fcmBase)/v1/projects/\(URLComponentEncoder.encode(project.id))/messages:send"
-        var body: [String: Any] = ["message": message.json]
-        if validateOnly { body["validate_only"] = true }
-        let response = try await send(HTTPRequest(method: "POST", url: url, headers: v1Headers, body: Self.json(body)))
+        let body = message.requestBody(validateOnly: validateOnly)
+        let response = try await send(HTTPRequest(method: "POST", url: url, headers: v1Headers, body: body))
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard response.status == 200, let name = object["name"] as? String else {
             let error = FCMErrorBody(status: response.status, body: response.body)

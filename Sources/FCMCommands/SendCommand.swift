@@ -43,9 +43,13 @@ struct SendCommand: AsyncParsableCommand {
         let targets = [token, fid, topic, condition, group].compactMap { $0 }
         guard targets.count == 1 else { throw ValidationError("give exactly one of --token, --fid, --topic, --condition, --group") }
         for item in data where !item.contains("=") { throw ValidationError("--data takes KEY=VALUE, got '\(item)'") }
-        if let image, URL(string: image)?.scheme.map({ ["http", "https"].contains($0) }) != true {
-            throw ValidationError("--image must be an http(s) URL")
-        }
+        if let image, !Self.isImageURL(image) { throw ValidationError("--image must be an http(s) URL with a host") }
+    }
+
+    /// FCM refuses an image URL that is not http(s) or has no host (send-image docs; the emulator's contract).
+    static func isImageURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host else { return false }
+        return ["http", "https"].contains(scheme) && !host.isEmpty
     }
 
     /// What a refusal means for the person who sent the message, when FCM's own words do not say it.

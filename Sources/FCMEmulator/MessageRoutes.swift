@@ -14,6 +14,7 @@ struct MessageRoutes {
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
         let s = request.segments
         guard request.method == "POST", s.count == 4, s[0] == "v1", s[1] == "projects", s[3] == "messages:send" else { return nil }
+        if let problem = Self.validate(request.body) { return problem }
         return await send(project: s[2], request)
     }
 
@@ -39,9 +40,6 @@ struct MessageRoutes {
         switch Self.target(of: message) {
         case .failure(let problem): return problem
         case .success(let found): target = found
-        }
-        if let problem = Self.validate(message, toTopic: { if case .registration = target { return false } else { return true } }()) {
-            return problem
         }
         let recipients: [String]
         switch target {
@@ -99,54 +97,10 @@ struct MessageRoutes {
         }
     }
 
-    static func validate(_ message: [String: Any], toTopic: Bool) -> EmulatorResponse? {
-        var payloadBytes = 0
-        if let data = message["data"] {
-            guard let map = data as? [String: Any] else { return invalid("message.data must be a map of strings") }
-            for (key, value) in map {
-                guard let text = value as? String else {
-                    return invalid("Invalid value at 'message.data[\(key)].value' (TYPE_STRING)")
-                }
-                if reservedDataKeys.contains(key) || reservedDataPrefixes.contains(where: key.hasPrefix) {
-                    return invalid(
-                        "Invalid data key '\(key)': 'from', 'message_type' and keys starting with 'google.' or 'gcm.notification.' are reserved")
-                }
-                payloadBytes += key.utf8.count + text.utf8.count
-            }
-        }
-        if let notification = message["notification"] as? [String: Any] {
-            for key in ["title", "body"] { payloadBytes += (notification[key] as? String)?.utf8.count ?? 0 }
-        }
-        let limit = toTopic ? topicPayloadLimit : payloadLimit
-        if payloadBytes > limit {
-            return .rpcError(400, "Message payload too big: \(payloadBytes) bytes; the limit is \(limit)", fcmErrorCode: "INVALID_ARGUMENT")
-        }
-        for (path, value) in imageFields(message) {
-            guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
-                return invalid("Invalid image URL at '\(path)': '\(value)'")
-            }
-        }
-        if let android = message["android"] as? [String: Any], let ttl = android["ttl"] {
-            guard let text = ttl as? String, text.hasSuffix("s"), let seconds = Double(text.dropLast()),
-                (0...Double(maximumTTLSeconds)).contains(seconds)
-            else { return invalid("Invalid android.ttl '\(ttl)': a duration such as \"3600s\", at most \(maximumTTLSeconds)s") }
-        }
-        return nil
-    }
-
-    /// Every platform's image field (send-image docs): notification, android, apns and webpush.
-    static func imageFields(_ message: [String: Any]) -> [(String, String)] {
-        var fields: [(String, String)] = []
-        if let image = (message["notification"] as? [String: Any])?["image"] as? String { fields.append(("message.notification.image", image)) }
-        if let image = ((message["android"] as? [String: Any])?["notification"] as? [String: Any])?["image"] as? String {
-            fields.append(("message.android.notification.image", image))
-        }
-        if let image = ((message["apns"] as? [String: Any])?["fcm_options"] as? [String: Any])?["image"] as? String {
-            fields.append(("message.apns.fcm_options.image", image))
-        }
-        if let image = ((message["webpush"] as? [String: Any])?["headers"] as? [String: Any])?["image"] as? String {
-            fields.append(("message.webpush.headers.image", image))
-        }
-        return fields
+    /// The body against Google's discovery document and FCM's documented rules (Contract/), before anything
+    /// else looks at it, as Google's JSON front end parses a request before FCM sees it.
+    static func validate(_ body: Data) -> EmulatorResponse? {
+        let violations = SendContract.violations(of: body)
+        return violations.isEmpty ? nil : SendContract.response(violations)
     }
 }

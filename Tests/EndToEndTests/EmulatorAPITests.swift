@@ -98,7 +98,7 @@ import Testing
 
     @Test(arguments: [
         (#"{"message":{"data":{"a":"b"}}}"#, "Exactly one of token, fid, topic or condition"),
-        (#"{"message":{"topic":"a","token":"b:APA91b"}}"#, "Exactly one of token, fid, topic or condition"),
+        (#"{"message":{"topic":"a","token":"b:APA91b"}}"#, "oneof field 'target' is already set. Cannot set 'token'"),
         (#"{"message":{"topic":"/topics/news"}}"#, "prefix should not be provided"),
         (#"{"message":{"condition":"'a' in topics && "}}"#, "Invalid condition"),
         (#"{"message":{"topic":"news","data":{"google.x":"1"}}}"#, "Invalid data key 'google.x'"),

@@ -1,5 +1,8 @@
+import FCMClient
 import Foundation
 import Testing
+
+@testable import FCMEmulator
 
 /// `fcmctl send` against the emulator: targets, images on every platform, dry runs, refusals.
 @Suite struct SendTests {
@@ -64,5 +67,39 @@ import Testing
 
         let bad = await CLI.run(["send", "--project", "p", "--topic", "a", "--token", "b"], emulator: emulator)
         #expect(bad.code == 64)
+    }
+
+    /// Every request body `fcmctl send` can put on the wire (each target, a device group's key and a local
+    /// group's members included; with and without texts, image and data; dry run or not) is one that Google's
+    /// contract, as the emulator checks it, accepts.
+    @Test func everyBodyFcmctlSendProducesPassesTheContract() {
+        let targets: [OutgoingMessage.Target] = [
+            .token("fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"), .fid("cR1rjyj4_KcAPA91bGusQ2"), .topic("industry-tech"),
+            .condition("'weather-nyc' in topics && !('industry-tech' in topics)"), .token(NotificationKeyCodec.encode(groupID: 3)),
+        ]
+        let datas: [[String: String]] = [[:], ["kind": "demo"], ["empty": "", "pair": "a=b", "ünï": "çødé 😀"]]
+        var checked = 0
+        for target in targets {
+            for (title, body) in [(nil, nil), ("Hello", nil), (nil, "Body"), ("", "Body with \"quotes\" and \\ / slashes")] {
+                for image in [nil, "https://example.com/sparky.png", "http://example.com/a%20b.png?x=1"] {
+                    for data in datas {
+                        let message = OutgoingMessage(target: target, title: title, body: body, image: image, data: data)
+                        for validateOnly in [false, true] {
+                            let violations = SendContract.violations(of: message.requestBody(validateOnly: validateOnly))
+                            #expect(violations == [], "\(message.json)")
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 360)
+    }
+
+    @Test func anImageURLWithoutAHostIsRefusedBeforeSending() async throws {
+        let emulator = try EmulatorProcess()
+        let result = await CLI.run(["send", "--project", "p", "--topic", "a", "--image", "https:example.png"], emulator: emulator)
+        #expect(result.code == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("--image must be an http(s) URL"))
     }
 }
