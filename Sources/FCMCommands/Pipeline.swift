@@ -77,7 +77,19 @@ final class Pipeline {
                     + "Pass --allow-empty if that is what you want")
         }
         if let location = loaded.manifest.state?.resolvedLocation { statePath = statePath ?? location }
+        if let line = Self.deviceFileCounts(loaded.manifest) { console.err(line) }
         return desired
+    }
+
+    /// "Devices: 100000 (99990 from fleet.jsonl, 10 from lab.csv)": what the device files contributed.
+    static func deviceFileCounts(_ manifest: Manifest) -> String? {
+        var counts: [String: Int] = [:]
+        for device in manifest.devices.values where DeviceFileFormat.isDeviceFile(device.location.file) {
+            counts[(device.location.file as NSString).lastPathComponent, default: 0] += 1
+        }
+        guard !counts.isEmpty else { return nil }
+        let parts = counts.sorted { $0.key < $1.key }.map { "\($0.value) from \($0.key)" }
+        return "Devices: \(manifest.devices.count) (\(parts.joined(separator: ", ")))."
     }
 
     /// Connects through the world (the libcurl client, or fakes in tests).

@@ -129,3 +129,8 @@ struct DeviceFileReader {
         return devices
     }
 }
+
+/// Whether a path names a device file, by its extension: what the commands count apart from YAML devices.
+package enum DeviceFileFormat {
+    package static func isDeviceFile(_ path: String) -> Bool { DeviceFileReader.Format(path: path) != nil }
+}
