@@ -144,6 +144,9 @@ package struct JournalReplayer {
     private var skipping = false
     private var open: [Int: LedgerEvent] = [:]
     private var unresolved: [LedgerEvent] = []
+    /// The run's last intent id: a run numbers its intents 1, 2, 3… in the order it writes them, so a gap
+    /// or a completion of an id not yet seen means lines were cut from the journal, not torn by a crash.
+    private var lastIntent = 0
 
     package init(ledger: Ledger, skippingRuns: Set<String> = []) {
         self.ledger = ledger
@@ -161,18 +164,35 @@ package struct JournalReplayer {
                         + "move it aside if the state was replaced on purpose")
             }
             skipping = skippedRuns.contains(header.run)
+            lastIntent = 0
             if !skipping { runs.append(header.run) }
         case .entry(let entry):
             if skipping { return }
             entries += 1
             switch entry {
-            case .intent(let id, let event): open[id] = event
+            case .intent(let id, let event):
+                guard id == lastIntent + 1 else { throw Self.cut(source, "intent \(id) follows intent \(lastIntent)") }
+                lastIntent = id
+                open[id] = event
             case .done(let ids):
-                for id in ids { open.removeValue(forKey: id)?.apply(to: &ledger) }
+                for id in ids {
+                    guard id <= lastIntent else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
+                    open.removeValue(forKey: id)?.apply(to: &ledger)
+                }
             case .gone(let ids):
-                for id in ids { open.removeValue(forKey: id)?.applyGone(to: &ledger) }
+                for id in ids {
+                    guard id <= lastIntent else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
+                    open.removeValue(forKey: id)?.applyGone(to: &ledger)
+                }
             }
         }
+    }
+
+    static func cut(_ source: String, _ what: String) -> StateError {
+        StateError(
+            "\(source): \(what): lines are missing from the middle of the journal (it was cut or edited), so operations "
+                + "it recorded may be unknown. Restore the journal from a backup; or, to accept the loss, move it aside and "
+                + "run plan: FCM is re-read for everything the state still records")
     }
 
     private mutating func closeRun() {

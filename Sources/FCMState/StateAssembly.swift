@@ -27,7 +27,7 @@ package enum StateAssembly {
                             + "after a crash, and this one is followed by others, so the journal was damaged. Repair or delete "
                             + "that line (FCM will be re-read for its operation) and run again")
                 }
-                try replayer.apply(decoded, source: journalPath)
+                try replayer.apply(decoded, source: "\(journalPath):\(number)")
             }
             if let torn {
                 warnings.append("\(journalPath):\(torn): ignored a torn last line (the run writing it was killed); FCM will be re-read for it")

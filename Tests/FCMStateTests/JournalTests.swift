@@ -65,6 +65,27 @@ import Testing
         }
     }
 
+    /// Whole lines cut from the middle parse fine one by one; the run's consecutive intent ids give them away.
+    @Test func linesCutFromTheMiddleAreAnErrorNotAPartialReplay() {
+        let entries: [JournalEntry] = (1...6).map { .intent(id: $0, .subscribed(topic: "news", registration: $0 % 2 == 0 ? a : b)) }
+        let whole = journal("L", entries + [.done(ids: [1, 2, 3, 4, 5, 6])])
+        let lines = whole.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let withoutIntents = lines.enumerated().filter { ![3, 4].contains($0.offset) }.map(\.element)
+        let cut = Array(withoutIntents.joined(separator: [UInt8(ascii: "\n")]))
+        #expect { try StateAssembly.snapshot(stored: nil, journal: cut, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".hasPrefix("j:4: intent 5 follows intent 2: lines are missing from the middle of the journal")
+        }
+        let headless = journal("L", [.intent(id: 2, .subscribed(topic: "news", registration: a))])
+        #expect { try StateAssembly.snapshot(stored: nil, journal: headless, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".hasPrefix("j:2: intent 2 follows intent 0")
+        }
+        let unknownCompletion = journal("L", [.intent(id: 1, .subscribed(topic: "news", registration: a)), .done(ids: [1, 2])])
+        #expect { try StateAssembly.snapshot(stored: nil, journal: unknownCompletion, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".hasPrefix("j:3: a completion names intent 2, which the journal does not hold")
+        }
+        #expect((try? StateAssembly.snapshot(stored: nil, journal: whole, statePath: "s", journalPath: "j")) != nil)
+    }
+
     @Test func journalOfAnotherLineageIsRefused() throws {
         let stored = try StateFileFormat.decode(StateFileFormat.encode(Ledger(lineage: "mine", serial: 3)), source: "s")
         #expect {
