@@ -121,7 +121,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let operations = plan.groups.reduce(0) { $0 + $1.steps.count } + plan.topics.reduce(0) { $0 + $1.added.count + $1.removed.count }
         let journal: any StateJournal
         do {
-            journal = try await store.openJournal(base: version!, expectedOperations: operations)
+            journal = try await store.openJournal(base: version!, expectedBytes: JournalBudget.bytes(for: plan))
         } catch {
             throw fail("\(error)")
         }

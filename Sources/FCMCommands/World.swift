@@ -263,5 +263,5 @@ struct UnavailableStateStore: StateStore {
     func currentLock() async throws -> LockInfo? { throw refuse() }
     func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion { throw refuse() }
     func storedVersion() async throws -> StateVersion? { throw refuse() }
-    func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal { throw refuse() }
+    func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal { throw refuse() }
 }

@@ -31,8 +31,8 @@ package protocol StateStore: Sendable {
     func storedVersion() async throws -> StateVersion?
 
     /// Starts the journal of a run on top of `base`, after proving it can be written and has room for
-    /// about `expectedOperations` operations. Fails, before anything is sent, if not.
-    func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal
+    /// about `expectedBytes` bytes of journal (`JournalBudget`). Fails, before anything is sent, if not.
+    func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal
 }
 
 extension StateStore {

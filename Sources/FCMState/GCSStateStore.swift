@@ -169,7 +169,7 @@ package final class GCSStateStore: StateStore, @unchecked Sendable {
 
     // MARK: Journal
 
-    package func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal {
+    package func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal {
         let leftover = try await attempt("listing the journal") { try await storage.list(prefix: journalPrefix) }
         if !leftover.isEmpty {
             throw StateError(

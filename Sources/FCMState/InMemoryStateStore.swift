@@ -46,7 +46,7 @@ package final class InMemoryStateStore: StateStore, @unchecked Sendable {
         }
     }
 
-    package func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal {
+    package func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal {
         try mutex.withLock {
             guard journal.isEmpty else { throw StateError("memory journal: holds records that are not in the state yet") }
             journal = JournalFormat.encode(

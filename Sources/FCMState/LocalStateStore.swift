@@ -120,7 +120,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
 
     // MARK: Journal
 
-    package func openJournal(base: StateVersion, expectedOperations: Int) async throws -> any StateJournal {
+    package func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal {
         try FileIO.ensureDirectory(directory)
         let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -133,7 +133,7 @@ package final class LocalStateStore: StateStore, @unchecked Sendable {
                 "\(journalPath): holds records that are not in the state yet; nothing was sent. Run again: the next run folds them in first")
         }
         // Reserve the room the run's records will need, so a full disk stops it before the first request.
-        let room = Int64(4096 + expectedOperations * 400)
+        let room = Int64(expectedBytes)
         if let failure = Self.reserve(fd, bytes: room) {
             close(fd)
             unlink(journalPath)

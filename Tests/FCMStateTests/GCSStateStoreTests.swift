@@ -62,7 +62,7 @@ import Testing
         let bucket = MemoryObjectStorage()
         let store = store(bucket)
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
-        let journal = try await store.openJournal(base: base, expectedOperations: 2)
+        let journal = try await store.openJournal(base: base, expectedBytes: 800)
         let b = Registration(value: "b:APA91b", kind: .token)
         try await journal.append([
             .intent(id: 1, .subscribed(topic: "news", registration: a)), .intent(id: 2, .subscribed(topic: "news", registration: b)),
@@ -73,7 +73,7 @@ import Testing
         #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
         #expect(snapshot.ledger.pending.subscriptions["news"] == [b])
         #expect(snapshot.needsWrite && snapshot.pendingIntents == 1)
-        await #expect { _ = try await store.openJournal(base: base, expectedOperations: 1) } throws: { "\($0)".contains("nothing was sent") }
+        await #expect { _ = try await store.openJournal(base: base, expectedBytes: 400) } throws: { "\($0)".contains("nothing was sent") }
         var next = snapshot.ledger
         next.serial = 2
         _ = try await store.write(next, replacing: snapshot.version)

@@ -86,6 +86,32 @@ import Testing
         #expect((try? StateAssembly.snapshot(stored: nil, journal: whole, statePath: "s", journalPath: "j")) != nil)
     }
 
+    /// The reservation is sized from the plan: it covers what the journal of its longest names and largest
+    /// group steps takes, escaping included (a flat 400 bytes per operation did not).
+    @Test func theJournalBudgetCoversLongNamesAndFullGroupSteps() {
+        let topic = String(repeating: "t", count: 900)
+        let quoted = (0..<3).map { Registration(value: "\($0)" + String(repeating: "\"", count: 4000), kind: .token) }
+        let members = (0..<20).map { Registration(value: "\($0)" + String(repeating: "\\", count: 4090), kind: .token) }
+        let steps: [GroupStep] = [.create(Array(members[..<10])), .add(Array(members[10...]))]
+        let plan = Plan(
+            groups: [GroupChange(name: String(repeating: "\"", count: 300), action: .create, steps: steps, added: members, removed: [], unchanged: 0)],
+            topics: [TopicChange(name: topic, ownership: .additive, added: quoted, removed: [], unchanged: 0)])
+        var written = JournalFormat.encode(JournalFormat.RunHeader(run: "r", lineage: "L", baseSerial: 1, started: Date()))
+        var entries: [JournalEntry] = []
+        var held: [Registration] = []
+        for (index, step) in steps.enumerated() {
+            held += step.registrations
+            entries.append(.intent(id: index + 1, .group(name: plan.groups[0].name, members: held)))
+        }
+        for (index, registration) in quoted.enumerated() {
+            entries.append(.intent(id: 3 + index, .subscribed(topic: topic, registration: registration)))
+        }
+        entries.append(.done(ids: Array(1...5)))
+        JournalFormat.encode(entries, into: &written)
+        #expect(JournalBudget.bytes(for: plan) >= written.count, "\(JournalBudget.bytes(for: plan)) < \(written.count)")
+        #expect(written.count > 400 * 5, "a flat 400 bytes per operation would not have covered it")
+    }
+
     @Test func journalOfAnotherLineageIsRefused() throws {
         let stored = try StateFileFormat.decode(StateFileFormat.encode(Ledger(lineage: "mine", serial: 3)), source: "s")
         #expect {

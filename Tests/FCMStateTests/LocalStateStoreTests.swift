@@ -81,7 +81,7 @@ final class Warnings: @unchecked Sendable {
         let scratch = try ScratchDirectory()
         let store = store(scratch)
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
-        let journal = try await store.openJournal(base: base, expectedOperations: 10)
+        let journal = try await store.openJournal(base: base, expectedBytes: 4000)
         try await journal.append([
             .intent(id: 1, .subscribed(topic: "news", registration: a)), .intent(id: 2, .subscribed(topic: "news", registration: b)),
         ])
@@ -91,7 +91,7 @@ final class Warnings: @unchecked Sendable {
         #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
         #expect(snapshot.ledger.pending.subscriptions == ["news": [b]])
         // A new journal is refused while this one is not folded in.
-        await #expect { try await store.openJournal(base: base, expectedOperations: 1) } throws: { "\($0)".contains("not in the state yet") }
+        await #expect { try await store.openJournal(base: base, expectedBytes: 400) } throws: { "\($0)".contains("not in the state yet") }
         var ledger = snapshot.ledger
         ledger.serial = 2
         _ = try await store.write(ledger, replacing: snapshot.version)
