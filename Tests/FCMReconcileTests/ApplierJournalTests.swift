@@ -67,7 +67,7 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
     func everyRequestHasItsIntentJournaledFirstAndJournalWritesAreGrouped(batchSize: Int) async throws {
         let store = InMemoryStateStore()
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
-        let journal = try await store.openJournal(base: base, expectedBytes: 800000)
+        let journal = try await store.openJournal(base: base, expectedBytes: 800_000)
         let service = JournalCheckingService(store: store, batchSize: batchSize)
         let (report, ledger) = await Applier(service: service, limit: .fixed(16), window: 256)
             .apply(plan(2000), observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
@@ -84,7 +84,7 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
     @Test func aJournalThatStopsAcceptingWritesStopsTheRequests() async throws {
         let store = InMemoryStateStore()
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
-        let journal = try await store.openJournal(base: base, expectedBytes: 800000)
+        let journal = try await store.openJournal(base: base, expectedBytes: 800_000)
         store.failJournalAfter = 2
         let service = JournalCheckingService(store: store)
         let (report, _) = await Applier(service: service, limit: .fixed(8), window: 256)
@@ -141,7 +141,7 @@ final class StoppingService: FCMService, @unchecked Sendable {
     @Test func aStopEndsTheSendingAndEveryAnswerIsRecorded() async throws {
         let store = InMemoryStateStore()
         let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
-        let journal = try await store.openJournal(base: base, expectedBytes: 1200000)
+        let journal = try await store.openJournal(base: base, expectedBytes: 1_200_000)
         let stop = StopSignal()
         let service = StoppingService(stop: stop, after: 700)
         let members = (0..<3000).map { Registration(value: "r\($0):APA91b", kind: .token) }

@@ -94,7 +94,9 @@ import Testing
         let members = (0..<20).map { Registration(value: "\($0)" + String(repeating: "\\", count: 4090), kind: .token) }
         let steps: [GroupStep] = [.create(Array(members[..<10])), .add(Array(members[10...]))]
         let plan = Plan(
-            groups: [GroupChange(name: String(repeating: "\"", count: 300), action: .create, steps: steps, added: members, removed: [], unchanged: 0)],
+            groups: [
+                GroupChange(name: String(repeating: "\"", count: 300), action: .create, steps: steps, added: members, removed: [], unchanged: 0)
+            ],
             topics: [TopicChange(name: topic, ownership: .additive, added: quoted, removed: [], unchanged: 0)])
         var written = JournalFormat.encode(JournalFormat.RunHeader(run: "r", lineage: "L", baseSerial: 1, started: Date()))
         var entries: [JournalEntry] = []
