@@ -1,6 +1,5 @@
 import FCMClient
 import FCMCore
-import FCMState
 import Foundation
 
 /// A state belongs to one project (`Ledger.project`). Every command that reads a state to act on FCM or to
