@@ -69,7 +69,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service
-        let store = pipeline.openStore()
+        let store = try pipeline.openStore()
         try await pipeline.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", options: locking) { lock in
             try await apply(pipeline: pipeline, service: service, store: store, lock: lock)
         }
@@ -104,6 +104,8 @@ struct ApplyCommand: AsyncParsableCommand {
         let console = Console.current
         var ledger = aligned
         ledger.recordProtection(from: desired)
+        // A state written by this run is this project's: an old state without a project is bound here.
+        if let project = pipeline.project { ledger.bind(to: project) }
         var version = snapshot.version
         if !plan.hasChanges {
             if let declared { ledger.recordApplied(declared, unsettled: observed.unreadable.keys) }

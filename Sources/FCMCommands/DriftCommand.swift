@@ -26,7 +26,7 @@ struct DriftCommand: AsyncParsableCommand {
         pipeline.progress = progress
         let connection = try pipeline.start()
         defer { connection.shutdown() }
-        let computed = try await pipeline.compute(service: connection.service, store: pipeline.openStore(), includeLocalGroups: true)
+        let computed = try await pipeline.compute(service: connection.service, store: try pipeline.openStore(), includeLocalGroups: true)
         let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
         let view = DriftView(
             report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),

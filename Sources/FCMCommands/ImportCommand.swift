@@ -27,8 +27,9 @@ struct ImportOptions: ParsableArguments {
     @Flag(help: "Print the YAML and record nothing in the state.")
     var dryRun = false
 
-    /// The manifest's project and devices; it need not declare groups or topics yet.
-    func start() throws -> (Pipeline, LoadedManifest, Connection) {
+    /// The manifest's project and devices; it need not declare groups or topics yet. A state of another
+    /// project is refused here, before FCM is asked anything.
+    func start() async throws -> (Pipeline, LoadedManifest, Connection) {
         var runOptions = run
         runOptions.allowEmpty = true
         let pipeline = Pipeline(manifest: manifest, state: state, options: runOptions)
@@ -38,6 +39,16 @@ struct ImportOptions: ParsableArguments {
         if let reason = PlatformDeprecations.refusal(usesGroups: false, usesIID: desired.project.topicAPI == .iid, now: World.current.now()) {
             throw fail(reason)
         }
+        pipeline.project = Pipeline.project(of: desired.project)
+        let store = try pipeline.openStore()
+        let early: StateSnapshot
+        do {
+            early = try await store.read()
+        } catch {
+            throw fail("\(error)")
+        }
+        // Quietly: what the read has to say is said when `finish` reads the state again under the lock.
+        try pipeline.checkProject(early, store: store, warn: false)
         return (pipeline, loaded, try pipeline.connect(project: desired.project))
     }
 
@@ -62,11 +73,14 @@ struct ImportOptions: ParsableArguments {
         if let output, FileManager.default.fileExists(atPath: output) {
             throw fail("\(output) exists; import writes a new file (merge it by hand, or choose another -o)")
         }
-        let store = pipeline.openStore()
+        let store = try pipeline.openStore()
         try await pipeline.withStateLock(store, operation: "import", options: locking) { _ in
             let snapshot = try await pipeline.readState(store)
+            // Checked again under the lock: the state may have been replaced since `start`.
+            try pipeline.checkProject(snapshot, store: store)
             var ledger = snapshot.ledger
             record(&ledger)
+            if let project = pipeline.project { ledger.bind(to: project) }
             if let output { try writeImport(formatted, to: output) }
             do {
                 ledger.serial = try ledger.nextSerial()
@@ -109,7 +123,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
     var registrations: String?
 
     func run() async throws {
-        let (pipeline, loaded, connection) = try options.start()
+        let (pipeline, loaded, connection) = try await options.start()
         defer { connection.shutdown() }
         let desired = loaded.desiredState()
         let names = desired.deviceNames

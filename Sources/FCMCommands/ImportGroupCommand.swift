@@ -29,7 +29,7 @@ struct ImportGroupCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (pipeline, loaded, connection) = try options.start()
+        let (pipeline, loaded, connection) = try await options.start()
         defer { connection.shutdown() }
         let desired = loaded.desiredState()
         let listed = try members.map(Self.readMembers)

@@ -16,17 +16,27 @@ struct ManifestOptions: ParsableArguments {
 }
 
 struct StateOptions: ParsableArguments {
-    @Option(help: "The state file. Default: .fcmctl/state.json in the manifest's directory.")
+    @Option(
+        help:
+            "The state file (or gs://BUCKET/PREFIX). Default: .fcmctl/state.json in the manifest's directory; required when several -f have different directories."
+    )
     var state: String?
 
-    func statePath(manifests: [String]) -> String {
-        if let state { return state }
-        let first = manifests.first ?? "."
-        var isDirectory: ObjCBool = false
-        let directory =
-            FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? first : PathText.directory(of: first)
-        return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".fcmctl/state.json")
+    /// Where each manifest path would keep its state by default (`.fcmctl/state.json` in its directory),
+    /// without repeats, in the order given. More than one is ambiguous: see `Pipeline.stateLocation()`.
+    static func defaultStatePaths(manifests: [String]) -> [String] {
+        var seen = Set<String>()
+        var paths: [String] = []
+        for manifest in manifests.isEmpty ? ["."] : manifests {
+            var isDirectory: ObjCBool = false
+            let directory =
+                FileManager.default.fileExists(atPath: manifest, isDirectory: &isDirectory) && isDirectory.boolValue
+                ? manifest : PathText.directory(of: manifest)
+            let path = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".fcmctl/state.json")
+            // `fcm/dev`, `fcm/dev/` and `./fcm/dev/a.yaml` share one state.
+            if seen.insert(PathText.normalized(path, against: FileManager.default.currentDirectoryPath)).inserted { paths.append(path) }
+        }
+        return paths
     }
 }
 

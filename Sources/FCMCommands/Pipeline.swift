@@ -16,13 +16,18 @@ struct LoadedManifest {
     func desiredState() -> DesiredState { manifest.desiredState(resolution) }
 }
 
-/// Holds the state path as it becomes known: `--state` wins, then the manifest's `state.path`, then the default.
+/// Holds the state path as it becomes known: `--state` wins, then the manifest's `state.path`, then the default
+/// (which must be one place: see `stateLocation()`).
 final class Pipeline {
     let manifestPaths: [String]
     let options: RunOptions
     let format: OutputFormat
     private var statePath: String?
-    private let defaultStatePath: String
+    /// The default state of each `-f`, without repeats: one place, or an ambiguity to refuse.
+    private let defaultStatePaths: [String]
+    /// The project this run's manifests are for, once known: the state must not be another project's, and
+    /// every state write records it.
+    var project: ProjectBinding?
     private var desired: DesiredState?
     private var connection: Connection?
     /// Lets requests that change FCM through only while the state lock's lease will outlast them.
@@ -39,12 +44,22 @@ final class Pipeline {
     init(manifest: ManifestOptions, state: StateOptions, options: RunOptions, format: OutputFormat = .text) {
         manifestPaths = manifest.paths
         statePath = state.state
-        defaultStatePath = state.statePath(manifests: manifest.paths)
+        defaultStatePaths = StateOptions.defaultStatePaths(manifests: manifest.paths)
         self.options = options
         self.format = format
     }
 
-    var resolvedStatePath: String { statePath ?? defaultStatePath }
+    /// The state this run uses. Several `-f` whose directories differ have several default states, and the
+    /// first is not the environment's (issue 23: `-f fcm/base -f fcm/prod` used fcm/base's state, shared with
+    /// dev): a person says which, with `--state` or the manifest's `state:`.
+    func stateLocation() throws -> String {
+        if let statePath { return statePath }
+        guard defaultStatePaths.count > 1 else { return defaultStatePaths.first ?? ".fcmctl/state.json" }
+        throw fail(
+            "the manifests \(manifestPaths.map { "-f \($0)" }.joined(separator: ", ")) would keep their state in different places "
+                + "(\(defaultStatePaths.joined(separator: ", "))), and fcmctl will not guess which is this environment's. Pass --state PATH "
+                + "with this environment's state, or declare `state:` (a path, or a gcs bucket) in its manifest. Nothing was read or sent")
+    }
 
     func overrideStatePath(_ path: String) { statePath = path }
 
@@ -78,6 +93,7 @@ final class Pipeline {
         }
         if let location = loaded.manifest.state?.resolvedLocation { statePath = statePath ?? location }
         if let line = Self.deviceFileCounts(loaded.manifest) { console.err(line) }
+        project = Self.project(of: desired.project)
         return desired
     }
 
@@ -111,6 +127,8 @@ final class Pipeline {
     func start() throws -> Connection {
         let desired = try loadDesired()
         self.desired = desired
+        // An ambiguous state location is refused before anything else happens.
+        _ = try stateLocation()
         return try connect(project: desired.project)
     }
 
@@ -128,9 +146,9 @@ final class Pipeline {
     }
 
     /// The state store for this run; its warnings go to stderr.
-    func openStore() -> any StateStore {
+    func openStore() throws -> any StateStore {
         let console = self.console
-        return World.current.store(resolvedStatePath) { console.err("warning: \($0)") }
+        return World.current.store(try stateLocation()) { console.err("warning: \($0)") }
     }
 
     /// Reads the state, printing what the read had to say (a replayed journal, a torn line).
@@ -208,6 +226,7 @@ final class Pipeline {
     ) async throws -> Computed {
         let desired = try self.desired ?? loadDesired()
         let snapshot = try await readState(store)
+        try checkProject(snapshot, store: store)
         let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
         let usesIID = desired.project.topicAPI == .iid
         if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: World.current.now()) {

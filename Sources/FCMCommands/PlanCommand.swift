@@ -46,7 +46,7 @@ struct PlanCommand: AsyncParsableCommand {
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let service = connection.service
-        let store = pipeline.openStore()
+        let store = try pipeline.openStore()
         let computed = try await pipeline.withStateLock(store, operation: "plan", options: locking) { _ in
             try await pipeline.compute(service: service, store: store, mode: refresh)
         }
@@ -58,14 +58,18 @@ struct PlanCommand: AsyncParsableCommand {
         var digest: String?
         if let out {
             let ledger = computed.snapshot.ledger
+            // The plan records the project the run addressed (the id from the environment when the manifest
+            // names none), so applying it with another project's state or manifest is refused.
+            var desired = computed.desired
+            desired.project.id = pipeline.project?.id ?? desired.project.id
             var saved = SavedPlan(
-                plan: computed.plan, desired: computed.desired, observed: computed.observed, stateSerial: computed.snapshot.version?.serial,
+                plan: computed.plan, desired: desired, observed: computed.observed, stateSerial: computed.snapshot.version?.serial,
                 lineage: ledger.lineage, manifestDigest: pipeline.manifestDigest, manifestPaths: manifest.paths,
                 maxRemovals: rails.maxRemovals, fcmctlVersion: FCMCtl.version, createdAt: World.current.now(),
                 options: SavedPlan.Options(
                     refresh: refresh.rawValue, adoptExisting: adopt.adoptExisting, targets: target.targets, excludes: target.excludes),
                 observedTopics: Set(computed.desired.topics.keys).union(ledger.topics.keys).union(ledger.pending.subscriptions.keys))
-            saved.statePath = pipeline.resolvedStatePath
+            saved.statePath = try pipeline.stateLocation()
             do {
                 try SavedPlanDigest.seal(&saved)
                 try SavedPlanFile.write(saved, to: out)

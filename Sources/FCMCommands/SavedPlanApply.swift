@@ -47,15 +47,21 @@ struct SavedPlanApply {
         if stateOptions.state == nil, command.manifest.manifests.isEmpty, let recorded = saved.statePath { stateOptions.state = recorded }
         let pipeline = Pipeline(manifest: ManifestOptions(manifests: manifestPaths), state: stateOptions, options: command.run)
         pipeline.progress = progress
-        let desired = try checkManifest(saved, paths: manifestPaths)
+        let (desired, declaredState) = try checkManifest(saved, paths: manifestPaths)
+        // With -f, the state is where that manifest says (as for `plan`); without, where the plan recorded it.
+        if stateOptions.state == nil, let declaredState { pipeline.overrideStatePath(declaredState) }
+        pipeline.project = Pipeline.project(of: desired.project)
+        let store = try pipeline.openStore()
         let connection = try pipeline.connect(project: desired.project)
         defer { connection.shutdown() }
-        let store = pipeline.openStore()
         let redactor = Redactor(showTokens: command.run.showTokens)
         command.printPlan(plan, deviceNames: saved.registrationNames)
         try command.rails.check(plan, redactor: redactor, limit: [saved.maxRemovals, command.rails.maxRemovals].compactMap { $0 }.min())
         try await pipeline.withStateLock(store, operation: "apply \((path as NSString).lastPathComponent)", options: command.locking) { lock in
             let snapshot = try await pipeline.readState(store)
+            // The plan's project is the manifest's (checked above): a state of another project makes the plan
+            // one that cannot be applied here, exit 5 like any plan that does not fit what it meets.
+            try pipeline.checkProject(snapshot, store: store, code: ExitCodes.stalePlan, prefix: "the saved plan is refused: ")
             try checkState(saved, snapshot: snapshot, store: store)
             let recorded = try rederive(saved, plan, desired: desired, ledger: snapshot.ledger, targeting: targeting)
             console.err("Re-reading what the plan touches: \(plan.groups.count) group(s) and the registrations of \(plan.topics.count) topic(s)…")
@@ -91,8 +97,8 @@ struct SavedPlanApply {
     }
 
     /// The manifest the plan was made from must be here: the operations are computed again from it. Returns
-    /// what it declares.
-    func checkManifest(_ saved: SavedPlan, paths: [String]) throws -> DesiredState {
+    /// what it declares, and where it says the state is (`state:`), if it does.
+    func checkManifest(_ saved: SavedPlan, paths: [String]) throws -> (DesiredState, String?) {
         guard paths.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
             throw stale("the manifest \(paths.joined(separator: ", ")) is not here, so the plan's operations cannot be checked against it")
         }
@@ -107,13 +113,17 @@ struct SavedPlanApply {
             throw fail("the manifest has errors; nothing was sent to FCM")
         }
         let desired = manifest.desiredState(resolution)
-        let project = SavedPlan.Project(desired.project)
+        // The id as the run addresses it, as `plan -out` recorded it: a manifest without `project.id` is for
+        // the project GOOGLE_CLOUD_PROJECT (or the key) names, and that must not change between plan and apply.
+        var settings = desired.project
+        settings.id = Pipeline.project(of: settings).id
+        let project = SavedPlan.Project(settings)
         if project != saved.project {
             throw stale(
                 "it is for project \(saved.project.id) (sender \(saved.project.senderId), topic API \(saved.project.topicApi)), "
                     + "but the manifest says \(project.id) (sender \(project.senderId), topic API \(project.topicApi))")
         }
-        return desired
+        return (desired, manifest.state?.resolvedLocation)
     }
 
     func checkState(_ saved: SavedPlan, snapshot: StateSnapshot, store: any StateStore) throws {

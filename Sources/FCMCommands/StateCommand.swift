@@ -22,12 +22,18 @@ struct StateLocation: ParsableArguments {
     @Flag(help: "Show registrations in full instead of redacted.")
     var showTokens = false
 
-    func pipeline() -> Pipeline {
+    /// `writing`: the command writes the state, so the manifest's project is learned too (the state must be
+    /// that project's, and the write records it); reading commands look at any state.
+    func pipeline(writing: Bool = false) -> Pipeline {
         let pipeline = Pipeline(manifest: manifest, state: state, options: RunOptions(showTokens: showTokens))
-        if state.state == nil {
-            // The manifest only says where the state is; a manifest with errors still has a default place.
-            let result = ManifestLoader().load(paths: manifest.paths)
-            if let location = result.manifest?.state?.resolvedLocation { pipeline.overrideStatePath(location) }
+        guard state.state == nil || writing else { return pipeline }
+        // The manifest only says where the state is and whose it is; a manifest with errors still has a
+        // default place, and without a manifest (only --state) the project is not known and not checked.
+        let result = ManifestLoader().load(paths: manifest.paths)
+        if state.state == nil, let location = result.manifest?.state?.resolvedLocation { pipeline.overrideStatePath(location) }
+        if writing, let declared = result.manifest?.project {
+            pipeline.project = Pipeline.project(
+                of: ProjectSettings(id: declared.id?.value ?? "", senderId: declared.senderId?.value ?? ""))
         }
         return pipeline
     }
@@ -71,7 +77,7 @@ enum StateAddress: Hashable, CustomStringConvertible {
 }
 
 private func readSnapshot(_ pipeline: Pipeline) async throws -> (any StateStore, StateSnapshot) {
-    let store = pipeline.openStore()
+    let store = try pipeline.openStore()
     let snapshot = try await pipeline.readState(store)
     if snapshot.version == nil && snapshot.ledger.isEmpty {
         throw fail("no state at \(store.displayName): nothing has been applied there yet")
@@ -173,11 +179,13 @@ struct StateRemoveCommand: AsyncParsableCommand {
     func run() async throws {
         let console = Console.current
         let parsed = try addresses.map(StateAddress.init(parsing:))
-        let pipeline = location.pipeline()
-        let store = pipeline.openStore()
+        let pipeline = location.pipeline(writing: true)
+        let store = try pipeline.openStore()
         let redactor = Redactor(showTokens: location.showTokens)
         try await pipeline.withStateLock(store, operation: "state rm", options: locking) { _ in
             var snapshot = try await pipeline.readState(store)
+            try pipeline.checkProject(snapshot, store: store)
+            if let project = pipeline.project { snapshot.ledger.bind(to: project) }
             var removed = 0
             for address in parsed {
                 switch address {
@@ -253,19 +261,30 @@ struct StatePushCommand: AsyncParsableCommand {
             guard let data = FileManager.default.contents(atPath: file) else { throw fail("\(file): cannot read it") }
             bytes = Array(data)
         }
-        let pushed: Ledger
+        var pushed: Ledger
         do {
             pushed = try StateFileFormat.decode(bytes, source: file, checkingChecksum: false).ledger
         } catch {
             throw fail("\(error)")
         }
-        let pipeline = location.pipeline()
-        let store = pipeline.openStore()
+        let pipeline = location.pipeline(writing: true)
+        // The manifest says which project this state serves: a state of another one is not pushed, --force or not.
+        if let project = pipeline.project, let reason = pushed.project.refusal(manifest: project, state: file) {
+            throw fail(reason)
+        }
+        let store = try pipeline.openStore()
         try await pipeline.withStateLock(store, operation: "state push", options: locking) { _ in
             do {
                 let current = try await store.storedVersion()
                 if !force {
                     let snapshot = try await store.read()
+                    if pushed.project.conflicts(with: snapshot.ledger.project) {
+                        throw StateConflictError(
+                            "\(file) belongs to project \(pushed.project.description), but \(store.displayName) to "
+                                + "\(snapshot.ledger.project.description); push it where that project's state is, or pass --force to replace it")
+                    }
+                    // A pushed state that names no project keeps the binding of the state it replaces.
+                    pushed.project = snapshot.ledger.project.completed(by: pushed.project)
                     if snapshot.replayedEntries > 0 {
                         throw StateConflictError(
                             "\(store.displayName) has \(snapshot.replayedEntries) journal records of an interrupted run that the pushed state may lack; run `fcmctl apply` first to fold them in, or pass --force"
@@ -280,6 +299,7 @@ struct StatePushCommand: AsyncParsableCommand {
                             "\(file) has serial \(pushed.serial), not higher than the stored serial \(current.serial); pass --force to roll back")
                     }
                 }
+                if let project = pipeline.project { pushed.bind(to: project) }
                 _ = try await store.write(pushed, replacing: current, force: force)
             } catch {
                 throw fail("\(error)")
@@ -301,7 +321,7 @@ struct StateUnlockCommand: AsyncParsableCommand {
     var lockID: String
 
     func run() async throws {
-        let store = location.pipeline().openStore()
+        let store = try location.pipeline().openStore()
         do {
             let removed = try await store.forceUnlock(id: lockID)
             Console.current.out("Removed the state lock \(removed.id) of \(removed.describe(now: Date())).")

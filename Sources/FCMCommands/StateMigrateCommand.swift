@@ -23,13 +23,16 @@ struct StateMigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let console = Console.current
-        let pipeline = location.pipeline()
-        let source = pipeline.openStore()
+        let pipeline = location.pipeline(writing: true)
+        let source = try pipeline.openStore()
         let destination = World.current.store(to) { console.err("warning: \($0)") }
         guard source.displayName != destination.displayName else { throw fail("the state is already at \(to)") }
         try await pipeline.withStateLock(source, operation: "state migrate", options: locking) { _ in
             try await pipeline.withStateLock(destination, operation: "state migrate", options: locking) { _ in
-                let snapshot = try await pipeline.readState(source)
+                var snapshot = try await pipeline.readState(source)
+                try pipeline.checkProject(snapshot, store: source)
+                // The migrated state carries its project, completed by the manifest's.
+                if let project = pipeline.project { snapshot.ledger.bind(to: project) }
                 guard snapshot.version != nil || !snapshot.ledger.isEmpty else {
                     throw fail("\(source.displayName) holds no state; there is nothing to migrate")
                 }

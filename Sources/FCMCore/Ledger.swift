@@ -12,6 +12,9 @@ package struct Ledger: Hashable, Sendable {
     package var pending: PendingChanges
     /// What the manifests declared when an apply last succeeded (for `plan --refresh=changed`).
     package var applied = AppliedDeclarations()
+    /// The project these records are in (empty in a state written before states were bound to one): a run
+    /// for another project refuses the state, and every write records the project of the run that makes it.
+    package var project = ProjectBinding()
 
     package init(lineage: String = newLineage(), serial: Int = 0) {
         self.lineage = lineage
@@ -25,7 +28,13 @@ package struct Ledger: Hashable, Sendable {
 
     /// The same records, ignoring lineage and serial: whether a write would change anything.
     package func hasSameRecords(as other: Ledger) -> Bool {
-        groups == other.groups && topics == other.topics && pending == other.pending && applied == other.applied
+        groups == other.groups && topics == other.topics && pending == other.pending && applied == other.applied && project == other.project
+    }
+
+    /// Records that this state is `project`'s, keeping what it knew that the run does not (an id from an
+    /// earlier run whose manifest named one).
+    package mutating func bind(to project: ProjectBinding) {
+        self.project = self.project.completed(by: project)
     }
 
     package func managedSubscribers(of topic: String) -> Set<Registration> { topics[topic] ?? [] }

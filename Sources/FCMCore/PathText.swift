@@ -11,4 +11,12 @@ package enum PathText {
         while end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
         return end == 0 ? "/" : String(decoding: bytes[..<end], as: UTF8.self)
     }
+
+    /// `path` with empty and `.` components dropped, made absolute against `base` when relative: `./a//b/` and
+    /// `a/b` are one place. `..` is kept, since through a symbolic link it is not the parent's text.
+    package static func normalized(_ path: String, against base: String) -> String {
+        let full = path.hasPrefix("/") ? path : base + "/" + path
+        let parts = full.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return "/" + parts.joined(separator: "/")
+    }
 }

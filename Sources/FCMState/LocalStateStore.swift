@@ -3,7 +3,7 @@ import Foundation
 
 /// The state as files in one directory (created 0700):
 ///
-///     state.json           the ledger (version 2, mode 0600), replaced atomically
+///     state.json           the ledger (StateFileFormat, mode 0600), replaced atomically
 ///     state.json.journal   intents and completions of the run in progress or of one that was killed
 ///     state.json.lock      who holds the lock (JSON), with a lease the holder renews
 ///     state.json.serial    lineage and serial of the last state this store wrote, to catch restored copies

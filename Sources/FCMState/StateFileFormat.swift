@@ -1,15 +1,20 @@
 import Crypto
 import FCMCore
 
-/// The state document. Version 3 is version 2 with a checksum of everything before it, so a damaged or
-/// hand-altered state is refused instead of being read as other records. Version 2 stores each registration once (`tokens`, then `fids`, each sorted) and
-/// refers to it by its position in that sequence, so a fleet's state stays small; one topic or group per
-/// line keeps it diffable. Version 1 (every membership spelled out) is read and upgraded on the next write.
+/// The state document. Version 4 is version 3 with the project the state belongs to (`project`: `id`,
+/// `sender_id`), so a run for another project refuses it. It is a new version rather than an optional field of
+/// version 3: an fcmctl that knows only version 3 then says "newer than this fcmctl understands; upgrade
+/// fcmctl" instead of calling the field damage, and it can never write a bound state back without its binding.
+/// Versions 1 to 3 are read and upgraded (and bound) on the next write. Version 3 is version 2 with a checksum
+/// of everything before it, so a damaged or hand-altered state is refused instead of being read as other
+/// records. Version 2 stores each registration once (`tokens`, then `fids`, each sorted) and refers to it by its
+/// position in that sequence, so a fleet's state stays small; one topic or group per line keeps it diffable.
+/// Version 1 (every membership spelled out) is read and upgraded on the next write.
 package enum StateFileFormat {
-    package static let currentVersion = 3
+    package static let currentVersion = 4
     /// Fields a state may have; any other is damage (a renamed `topics` once read as "no topics").
     static let knownFields: Set<String> = [
-        "version", "lineage", "serial", "merged_runs", "tokens", "fids", "groups", "topics", "applied", "pending", "checksum",
+        "version", "lineage", "serial", "project", "merged_runs", "tokens", "fids", "groups", "topics", "applied", "pending", "checksum",
     ]
     static let checksumField = ",\n\"checksum\": \"sha256:"
 
@@ -41,6 +46,20 @@ package enum StateFileFormat {
         out.string(ledger.lineage)
         out.raw(",\n\"serial\": ")
         out.int(ledger.serial)
+        if !ledger.project.isEmpty {
+            // Known parts only: an empty id is "unknown", not a project called "".
+            out.raw(",\n\"project\": {")
+            if !ledger.project.id.isEmpty {
+                out.raw("\"id\": ")
+                out.string(ledger.project.id)
+            }
+            if !ledger.project.senderId.isEmpty {
+                if !ledger.project.id.isEmpty { out.raw(", ") }
+                out.raw("\"sender_id\": ")
+                out.string(ledger.project.senderId)
+            }
+            out.raw("}")
+        }
         if !mergedRuns.isEmpty {
             out.raw(",\n\"merged_runs\": [")
             for (index, run) in mergedRuns.sorted().enumerated() {
@@ -196,6 +215,22 @@ package enum StateFileFormat {
         return applied
     }
 
+    static func decodeProject(_ value: JSONValue?, invalid: (String, String) -> StateError) throws -> ProjectBinding {
+        guard let value else { return ProjectBinding() }
+        guard case .object(let fields) = value else { throw invalid("project", "is not an object") }
+        if let unknown = fields.keys.filter({ !["id", "sender_id"].contains($0) }).sorted().first {
+            throw invalid("project.\(unknown)", "is not a field of a state's project")
+        }
+        var project = ProjectBinding()
+        for (field, keyPath) in [("id", \ProjectBinding.id), ("sender_id", \ProjectBinding.senderId)] {
+            guard let part = fields[field] else { continue }
+            guard let text = part.string, !text.isEmpty else { throw invalid("project.\(field)", "is not a non-empty string") }
+            project[keyPath: keyPath] = text
+        }
+        guard !project.isEmpty else { throw invalid("project", "names neither an id nor a sender_id") }
+        return project
+    }
+
     /// Lineage and serial, read from the head of a state this encoder wrote (without building the whole
     /// ledger a second time beside the one about to be written); any other layout is decoded in full.
     package static func version(of bytes: [UInt8], source: String) throws -> StateVersion {
@@ -270,6 +305,7 @@ package enum StateFileFormat {
         default: try decodeVersion2(document, into: &ledger, invalid: invalid)
         }
         ledger.applied = try decodeApplied(document["applied"], invalid: invalid)
+        ledger.project = try decodeProject(document["project"], invalid: invalid)
         return Decoded(ledger: ledger, formatVersion: version, mergedRuns: merged)
     }
 

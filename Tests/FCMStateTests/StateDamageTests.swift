@@ -18,6 +18,7 @@ import Testing
         ledger.recordGroup("family", members: [a, b])
         ledger.pending.subscriptions["alerts"] = [b]
         ledger.pending.groups = ["kids"]
+        ledger.project = ProjectBinding(id: "acme-prod", senderId: "222222222222")
         return ledger
     }
 
@@ -33,7 +34,7 @@ import Testing
 
     /// Edits a version-2 state (no checksum) so that the strict reading, not only the checksum, is exercised.
     func version2(_ edit: (String) -> String) -> String {
-        var text = Self.text.replacingOccurrences(of: "\"version\": 3", with: "\"version\": 2")
+        var text = Self.text.replacingOccurrences(of: "\"version\": \(StateFileFormat.currentVersion)", with: "\"version\": 2")
         if let range = text.range(of: ",\n\"checksum\"") { text = String(text[..<range.lowerBound]) + "\n}\n" }
         return edit(text)
     }
@@ -55,6 +56,9 @@ import Testing
         ("\"lineage\": \"0123abcd0123abcd0123abcd0123abcd\"", "\"lineage\": 5", "field 'lineage'"),
         ("\"serial\": 41", "\"serial\": \"41\"", "field 'serial'"),
         ("\"serial\": 41", "\"serial\": -1", "field 'serial'"),
+        ("\"project\": {", "\"projekt\": {", "field 'projekt' is not a field of a state"),
+        ("\"sender_id\": \"222222222222\"", "\"sender_id\": 222222222222", "field 'project.sender_id' is not a non-empty string"),
+        ("\"id\": \"acme-prod\"", "\"name\": \"acme-prod\"", "field 'project.name' is not a field of a state's project"),
     ])
     func strictReadingOfVersion2(find: String, replace: String, expected: String) throws {
         let damaged = version2 { $0.replacingOccurrences(of: find, with: replace) }
