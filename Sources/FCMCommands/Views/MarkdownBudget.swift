@@ -51,7 +51,8 @@ struct MarkdownBudget {
         guard omittedBlocks > 0 else { return text }
         return text
             + "\n**\(omittedBlocks) more \(omittedBlocks == 1 ? noun : noun + "s") / \(omittedChanges) more change\(omittedChanges == 1 ? "" : "s") not shown** "
-            + (omittedRemovalBlocks > 0 ? "(\(omittedRemovalBlocks) of them with deletions or removals, all named at the top) " : "")
+            + (omittedRemovalBlocks > 0
+                ? "(\(omittedRemovalBlocks) of them with deletions or removals, named at the top as far as room allowed) " : "")
             + "(the \(limit)-character budget). \(hint)\n"
     }
 }
