@@ -68,8 +68,8 @@ def main():
         last = markdown.rstrip("\n").split("\n")[-1]
         print(f"changes: {summary['subscriptions_to_add'] + summary['members_to_add']:,} "
               f"({summary['subscriptions_to_add']:,} subscriptions, {summary['groups_to_create']:,} groups)")
-        print(f"markdown: {len(markdown):,} characters (budget 60,000); sections {markdown.count('<details>')}; "
-              f"rendered <details> {html.count('<details>')} / </details> {html.count('</details>')}; table: {'<table>' in html}")
+        print(f"markdown: {len(markdown):,} characters (budget 60,000); sections {markdown.count('<details')}; "
+              f"rendered <details> {html.count('<details')} / </details> {html.count('</details>')}; table: {'<table>' in html}")
         print(f"starts with the summary: {markdown.startswith('<!-- fcmctl:plan -->')}; last line: {last[:100]}")
         print(f"plan wall {wall:.1f} s, peak RSS {rss:.0f} MiB (JSON document {os.path.getsize(json_path) / 1e6:.0f} MB)")
         if args.removals:
