@@ -18,12 +18,20 @@ struct ErrorDocument {
     /// The last `error:` line, the cause the run ended on.
     var message: String { run.errors.last ?? "fcmctl \(command) failed with exit code \(exitCode)" }
 
+    /// The `error:` lines but those that only repeat a diagnostic without a place (printed as `error: …`
+    /// too), which `diagnostics` already holds.
+    var errors: [String] {
+        let unplaced = Set(run.diagnostics.filter { $0.location == nil }.map(\.message))
+        let lines = run.errors
+        return lines.enumerated().filter { $0.offset == lines.count - 1 || !unplaced.contains($0.element) }.map(\.element)
+    }
+
     func json() -> JSONTree {
         .object(
             DocumentJSON.header(kind: "error") + [
                 ("command", .string(command)), ("project", .optional(run.project)), ("exit_code", .int(Int(exitCode))),
                 ("message", .string(SourceExcerptRedaction.redact(message, redactor))),
-                ("errors", .array(run.errors.map { .string(SourceExcerptRedaction.redact($0, redactor)) })),
+                ("errors", .array(errors.map { .string(SourceExcerptRedaction.redact($0, redactor)) })),
                 ("diagnostics", .array(run.diagnostics.map { DocumentJSON.diagnostic($0, redactor: redactor) })),
             ])
     }
@@ -33,7 +41,7 @@ struct ErrorDocument {
         var text = "\(commentMarker)\n\(Self.marker)\n### fcmctl \(command) failed"
         if let project = run.project { text += " · project \(MarkdownText.code(project))" }
         text += "\n\n> [!CAUTION]\n> **Exit code \(exitCode):** \(MarkdownText.inline(SourceExcerptRedaction.redact(message, redactor)))\n\n"
-        var lines = run.errors.dropLast().suffix(20).map { "- \(MarkdownText.inline(SourceExcerptRedaction.redact($0, redactor)))" }
+        var lines = errors.dropLast().suffix(20).map { "- \(MarkdownText.inline(SourceExcerptRedaction.redact($0, redactor)))" }
         for diagnostic in run.diagnostics.prefix(20) {
             let place = diagnostic.location.map { MarkdownText.code("\($0.file):\($0.line):\($0.column)") + " " } ?? ""
             lines.append(
@@ -90,34 +98,4 @@ struct ErrorDocument {
             throw error
         }
     }
-}
-
-/// What a run said on its way, for its error document: the `error:` lines on stderr, the manifest's
-/// diagnostics, the project once known, and whether the command's own document was shown.
-final class RunRecord: @unchecked Sendable {
-    @TaskLocal static var current: RunRecord?
-
-    private let lock = NSLock()
-    private var errorLines: [String] = []
-    private var recordedDiagnostics: [Diagnostic] = []
-    private var shown = false
-    private var projectID: String?
-
-    var errors: [String] { lock.withLock { errorLines } }
-    var diagnostics: [Diagnostic] { lock.withLock { recordedDiagnostics } }
-    var documentShown: Bool { lock.withLock { shown } }
-    var project: String? {
-        get { lock.withLock { projectID } }
-        set { lock.withLock { projectID = newValue } }
-    }
-
-    func noteErrors(in text: String) {
-        let found = text.split(separator: "\n").filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst(7)) }
-        guard !found.isEmpty else { return }
-        lock.withLock { errorLines += found }
-    }
-
-    func record(_ diagnostics: [Diagnostic]) { lock.withLock { recordedDiagnostics += diagnostics } }
-
-    func markShown() { lock.withLock { shown = true } }
 }
