@@ -54,7 +54,9 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await progressOptions.running("apply") { try await run(progress: $0) }
+        try await ErrorDocument.guarding("apply", output: output, showTokens: run.showTokens) {
+            try await progressOptions.running("apply") { try await run(progress: $0) }
+        }
     }
 
     func run(progress: RunProgress) async throws {
@@ -79,6 +81,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let console = Console.current
         let redactor = Redactor(showTokens: run.showTokens)
         let computed = try await pipeline.compute(service: service, store: store)
+        RunRecord.current?.project = computed.desired.project.id
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
@@ -96,10 +99,11 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     /// Carries out `plan` on `ledger` (already aligned with what FCM reported): the state is written before
-    /// the first request and after the last, every request journaled as an intent first.
+    /// the first request and after the last, every request journaled as an intent first. `unchangedRead` is
+    /// false for a saved plan made with `--refresh=changed`, whose topics' unchanged counts were not read.
     func execute(
         _ plan: Plan, observed: ObservedState, ledger aligned: Ledger, snapshot: StateSnapshot, desired: DesiredState, pipeline: Pipeline,
-        service: any FCMService, store: any StateStore, lock: StateLock?, declared: DesiredState?
+        service: any FCMService, store: any StateStore, lock: StateLock?, declared: DesiredState?, unchangedRead: Bool = true
     ) async throws {
         let console = Console.current
         var ledger = aligned
@@ -113,7 +117,8 @@ struct ApplyCommand: AsyncParsableCommand {
             // Recovered records and FCM's corrections are saved even when there is nothing to send.
             if changed || version == nil { version = try await saveBeforeSending(&ledger, store: store, replacing: version) }
             try showResult(
-                plan, report: nil, state: (store.displayName, ledger.serial), deviceNames: desired.deviceNames, notices: pipeline.deprecations)
+                plan, report: nil, state: (store.displayName, ledger.serial), desired: desired, notices: pipeline.deprecations,
+                unchangedRead: unchangedRead)
             return
         }
         try confirm()
@@ -173,8 +178,8 @@ struct ApplyCommand: AsyncParsableCommand {
             saveError = error
         }
         try showResult(
-            plan, report: report, state: (store.displayName, saveError == nil ? ledger.serial : nil), deviceNames: desired.deviceNames,
-            notices: pipeline.deprecations)
+            plan, report: report, state: (store.displayName, saveError == nil ? ledger.serial : nil), desired: desired,
+            notices: pipeline.deprecations, unchangedRead: unchangedRead)
         pipeline.reportStatistics()
         if let saveError {
             throw fail("\(saveError). Every completed operation is in \(store.journalDisplayName); the next run folds it in")
@@ -210,27 +215,29 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     /// Text prints the plan before asking; the other formats are one document at the end.
-    func printPlan(_ plan: Plan, deviceNames: [Registration: String]) {
+    func printPlan(_ plan: Plan, deviceNames: [Registration: String], unchangedRead: Bool = true) {
         guard output.format == .text || output.format == .github else { return }
         let redactor = Redactor(showTokens: run.showTokens)
         let text = PlanTextRenderer(
-            redactor: redactor, deviceNames: deviceNames, maxMembers: output.maxMembers, palette: output.palette(console: Console.current))
+            redactor: redactor, deviceNames: deviceNames, maxMembers: output.maxMembers, palette: output.palette(console: Console.current),
+            unchangedRead: unchangedRead)
         Console.current.out(lines: text.render(plan))
     }
 
     /// The result in the chosen format: what was done per object, what was skipped or failed, the state.
     func showResult(
-        _ plan: Plan, report: ApplyReport?, state: (path: String, serial: Int?), deviceNames: [Registration: String],
-        notices: [DeprecationNotice] = []
+        _ plan: Plan, report: ApplyReport?, state: (path: String, serial: Int?), desired: DesiredState, notices: [DeprecationNotice] = [],
+        unchangedRead: Bool = true
     ) throws {
         let console = Console.current
         let redactor = Redactor(showTokens: run.showTokens)
+        let labeler = RegistrationLabeler(redactor: redactor, deviceNames: desired.deviceNames)
         let stateLine =
             state.serial.map { "State: \(state.path) (serial \($0))." } ?? "The state could not be written; its journal keeps every record."
         var problems: [String] = []
         var text: [String] = []
         if let report {
-            let rendered = ApplyTextRenderer(redactor: redactor).render(report)
+            let rendered = ApplyTextRenderer(labeler: labeler).render(report)
             problems = rendered.err
             text = [""] + rendered.out + [ApplyTextRenderer.summary(report) + " " + stateLine]
         } else {
@@ -238,18 +245,23 @@ struct ApplyCommand: AsyncParsableCommand {
         }
         // Skipped and failed operations are diagnostics: stderr in text, inside the document otherwise.
         if output.format == .text || output.format == .github { for line in problems { console.err(line) } }
-        let labeler = RegistrationLabeler(redactor: redactor, deviceNames: deviceNames)
         let annotations = problems.map { line -> Diagnostic in
             line.hasPrefix("error: ") ? .error(String(line.dropFirst(7))) : .warning(line.replacingOccurrences(of: "warning: ", with: ""))
         }
         try Presenter(options: output, command: "apply", secret: redactor.showTokens).show(
             Presentation(
                 text: { text },
-                json: { DocumentJSON.apply(plan, report: report, redactor: redactor, state: state, notices: notices) },
+                json: {
+                    DocumentJSON.apply(
+                        plan, report: report, labeler: labeler, desired: desired, state: state, notices: notices, unchangedRead: unchangedRead)
+                },
                 markdown: { maxChars in
                     let result = report.map { ApplyTextRenderer.summary($0) } ?? "Nothing to change."
-                    return PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl apply")
-                        .render(plan, extra: notices.map { "⚠️ " + $0.message } + [result + " " + stateLine] + problems.prefix(20))
+                    return PlanMarkdownRenderer(
+                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl apply", project: desired.project.id,
+                        unchangedRead: unchangedRead
+                    )
+                    .render(plan, extra: notices.map { "⚠️ " + $0.message } + [result + " " + stateLine] + problems.prefix(20))
                 },
                 annotations: annotations))
     }

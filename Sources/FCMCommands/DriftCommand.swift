@@ -18,7 +18,9 @@ struct DriftCommand: AsyncParsableCommand {
     var detailedExitcode = false
 
     func run() async throws {
-        try await progressOptions.running("drift") { try await drift(progress: $0) }
+        try await ErrorDocument.guarding("drift", output: output, showTokens: run.showTokens) {
+            try await progressOptions.running("drift") { try await drift(progress: $0) }
+        }
     }
 
     func drift(progress: RunProgress) async throws {
@@ -27,10 +29,11 @@ struct DriftCommand: AsyncParsableCommand {
         let connection = try pipeline.start()
         defer { connection.shutdown() }
         let computed = try await pipeline.compute(service: connection.service, store: try pipeline.openStore(), includeLocalGroups: true)
+        RunRecord.current?.project = computed.desired.project.id
         let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
         let view = DriftView(
             report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),
-            maxMembers: output.maxMembers, notices: computed.deprecations)
+            maxMembers: output.maxMembers, notices: computed.deprecations, project: computed.desired.project.id)
         let palette = output.palette(console: Console.current)
         try Presenter(options: output, command: "drift", secret: run.showTokens).show(
             Presentation(

@@ -34,7 +34,9 @@ struct PlanCommand: AsyncParsableCommand {
     var refresh: RefreshMode = .all
 
     func run() async throws {
-        try await progressOptions.running("plan") { try await plan(progress: $0) }
+        try await ErrorDocument.guarding("plan", output: output, showTokens: run.showTokens) {
+            try await progressOptions.running("plan") { try await plan(progress: $0) }
+        }
     }
 
     func plan(progress: RunProgress) async throws {
@@ -50,6 +52,7 @@ struct PlanCommand: AsyncParsableCommand {
         let computed = try await pipeline.withStateLock(store, operation: "plan", options: locking) { _ in
             try await pipeline.compute(service: service, store: store, mode: refresh)
         }
+        RunRecord.current?.project = computed.desired.project.id
         let redactor = Redactor(showTokens: run.showTokens)
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
@@ -79,7 +82,9 @@ struct PlanCommand: AsyncParsableCommand {
             digest = saved.digest
         }
         let palette = output.palette(console: console)
-        let text = PlanTextRenderer(redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers, palette: palette)
+        let text = PlanTextRenderer(
+            redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers, palette: palette,
+            unchangedRead: computed.refresh.unchangedRead)
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: computed.desired.deviceNames)
         let out = self.out
         try Presenter(options: output, secret: redactor.showTokens).show(
@@ -91,15 +96,18 @@ struct PlanCommand: AsyncParsableCommand {
                 },
                 json: {
                     DocumentJSON.plan(
-                        computed.plan, redactor: redactor, refresh: computed.refresh, savedTo: out, digest: digest, targeting: target.targeting,
+                        computed.plan, labeler: labeler, desired: computed.desired, refresh: computed.refresh, savedTo: out, digest: digest,
+                        targeting: target.targeting,
                         notices: computed.deprecations)
                 },
                 markdown: { maxChars in
-                    PlanMarkdownRenderer(labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, digest: digest)
-                        .render(
-                            computed.plan, refresh: computed.refresh,
-                            extra: computed.deprecations.map { "⚠️ " + $0.message }
-                                + (target.warning(Redactor(showTokens: run.showTokens)).map { [String($0.dropFirst(9))] } ?? []))
+                    PlanMarkdownRenderer(
+                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, project: computed.desired.project.id, digest: digest
+                    )
+                    .render(
+                        computed.plan, refresh: computed.refresh,
+                        extra: computed.deprecations.map { "⚠️ " + $0.message }
+                            + (target.warning(Redactor(showTokens: run.showTokens)).map { [String($0.dropFirst(9))] } ?? []))
                 },
                 annotations: computed.plan.notes))
         pipeline.reportStatistics()
@@ -140,18 +148,20 @@ struct ShowCommand: ParsableCommand {
         header.append("  digest: \(saved.digest ?? "none")")
         for note in saved.notes { console.err(note) }
         let redactor = Redactor(showTokens: showTokens)
+        let unchangedRead = saved.options.refresh == RefreshMode.all.rawValue
         let text = PlanTextRenderer(
-            redactor: redactor, deviceNames: saved.registrationNames, maxMembers: output.maxMembers, palette: output.palette(console: console))
+            redactor: redactor, deviceNames: saved.registrationNames, maxMembers: output.maxMembers, palette: output.palette(console: console),
+            unchangedRead: unchangedRead)
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: saved.registrationNames)
         let file = self.file
         try Presenter(options: output, secret: redactor.showTokens).show(
             Presentation(
                 text: { header + [""] + text.render(plan) },
-                json: { DocumentJSON.savedPlan(saved, plan, path: file, redactor: redactor) },
+                json: { DocumentJSON.savedPlan(saved, plan, path: file, labeler: labeler) },
                 markdown: { maxChars in
                     PlanMarkdownRenderer(
-                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl plan (saved: \(MarkdownText.html(file)))",
-                        digest: saved.digest
+                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: "fcmctl plan (saved: \(file))",
+                        project: saved.project.id, digest: saved.digest, unchangedRead: unchangedRead
                     )
                     .render(plan, extra: ["Made \(saved.createdAt.ISO8601Format()) from state \(state)."])
                 }))

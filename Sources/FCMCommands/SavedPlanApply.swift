@@ -30,6 +30,7 @@ struct SavedPlanApply {
         } catch {
             throw fail("\(error)")
         }
+        RunRecord.current?.project = saved.project.id
         if let mismatch = SavedPlanDigest.mismatch(saved) { throw stale(mismatch) }
         if let expected = command.expectDigest, SavedPlanDigest.normalized(expected) != saved.digest {
             throw stale("its digest is \(saved.digest ?? "missing"), not the approved \(SavedPlanDigest.normalized(expected))")
@@ -55,7 +56,8 @@ struct SavedPlanApply {
         let connection = try pipeline.connect(project: desired.project)
         defer { connection.shutdown() }
         let redactor = Redactor(showTokens: command.run.showTokens)
-        command.printPlan(plan, deviceNames: saved.registrationNames)
+        let unchangedRead = saved.options.refresh == RefreshMode.all.rawValue
+        command.printPlan(plan, deviceNames: saved.registrationNames, unchangedRead: unchangedRead)
         try command.rails.check(plan, redactor: redactor, limit: [saved.maxRemovals, command.rails.maxRemovals].compactMap { $0 }.min())
         try await pipeline.withStateLock(store, operation: "apply \((path as NSString).lastPathComponent)", options: command.locking) { lock in
             let snapshot = try await pipeline.readState(store)
@@ -88,7 +90,7 @@ struct SavedPlanApply {
                 plan, observed: observed, ledger: ledger.aligned(with: observed, desired: forApply, adoptExisting: true), snapshot: snapshot,
                 desired: forApply, pipeline: pipeline, service: connection.service, store: store, lock: lock,
                 // A targeted plan leaves other objects as they were: the manifest as a whole was not applied.
-                declared: targeting.isPartial ? nil : desired)
+                declared: targeting.isPartial ? nil : desired, unchangedRead: unchangedRead)
         }
     }
 

@@ -95,9 +95,12 @@ package enum Planner {
         for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
             for registration in topic.members.sorted() {
                 guard case .gone(let reason)? = observed.registrations[registration] else { continue }
+                // The device name says which screen to look at; the registration stays redacted beside it.
+                let redacted = Redactor(showTokens: false)(registration)
+                let who = desired.deviceNames[registration].map { "\($0) (\(redacted))" } ?? redacted
                 notes.append(
                     .warning(
-                        "topic/\(topic.name): registration \(Redactor(showTokens: false)(registration)) is no "
+                        "topic/\(topic.name): registration \(who) is no "
                             + "longer registered with FCM (\(reason)); it was skipped: remove it from the manifest",
                         at: topic.location))
             }

@@ -80,19 +80,31 @@ def run(args, emulator=None, env=None, stdin=None):
 
 
 def schema_validator(name):
-    """A validator for schemas/NAME with the other committed schemas resolvable by their $id."""
+    """A validator for schemas/NAME whose relative $refs (plan.schema.json#/$defs/...) load the other
+    committed schemas from disk, as check-jsonschema resolves them: never from the network."""
     import jsonschema
     from referencing import Registry, Resource
 
-    resources = []
-    for file in os.listdir(SCHEMAS):
-        with open(os.path.join(SCHEMAS, file)) as handle:
-            document = json.load(handle)
-        resources.append((document["$id"], Resource.from_contents(document)))
-    registry = Registry().with_resources(resources)
+    def retrieve(uri):
+        with open(os.path.join(SCHEMAS, os.path.basename(urllib.parse.urlsplit(uri).path))) as handle:
+            return Resource.from_contents(json.load(handle))
+
     with open(os.path.join(SCHEMAS, name)) as handle:
         schema = json.load(handle)
-    return jsonschema.Draft202012Validator(schema, registry=registry, format_checker=jsonschema.FormatChecker())
+    return jsonschema.Draft202012Validator(schema, registry=Registry(retrieve=retrieve), format_checker=jsonschema.FormatChecker())
+
+
+def check_jsonschema(name, document, tmp_path):
+    """Runs PyPI's check-jsonschema CLI on `document` against schemas/NAME with every proxy pointed at a
+    closed port, so any attempt to fetch a $ref fails: the schemas must resolve offline."""
+    path = os.path.join(str(tmp_path), f"document-{name}")
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+    offline = {**os.environ, "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    offline.update({key.lower(): value for key, value in offline.items() if key in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")})
+    return subprocess.run(
+        ["check-jsonschema", "--no-cache", "--schemafile", os.path.join(SCHEMAS, name), path], capture_output=True, text=True,
+        env=offline, timeout=120)
 
 
 def free_port():

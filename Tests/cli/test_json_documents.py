@@ -94,7 +94,8 @@ def test_every_action_and_every_drift_category_validates(emulator, tmp_path):
     assert shown.returncode == 0, shown.stderr
     show_document = document(shown, "plan.schema.json")
     assert show_document["kind"] == "saved_plan"
-    assert show_document["changes"] == planned["changes"]
+    # The same changes, but for where the manifest declares them: a saved plan does not carry locations.
+    assert show_document["changes"] == [{k: v for k, v in c.items() if k != "location"} for c in planned["changes"]]
     # The digest a reviewer approves is the file's own, in the plan document and in show's.
     with open(saved) as handle:
         assert planned["digest"] == show_document["saved_plan"]["digest"] == json.load(handle)["digest"]
@@ -124,3 +125,64 @@ def test_show_tokens_prints_registrations_in_json(emulator, tmp_path):
     assert A in plan.stdout
     hidden = run(["plan", "--format", "json", "-f", str(path), "--state", str(tmp_path / "s.json")], emulator)
     assert A not in hidden.stdout and json.loads(hidden.stdout)["has_changes"]
+
+
+NAMED = f"""project: {{id: {PROJECT}, senderId: "{SENDER}"}}
+devices:
+  kiosk-a: {{token: "{A}"}}
+  kiosk-c: {{token: "{C}"}}
+groups:
+  family:
+    members: [kiosk-a, "{B}"]
+topics:
+  news:
+    members: [kiosk-a, "{B}", kiosk-c]
+"""
+
+
+def test_every_document_kind_passes_check_jsonschema_offline(emulator, tmp_path):
+    """check-jsonschema (the CLI people run in CI) on plan, saved plan, apply, drift and error documents,
+    with every proxy pointing at a closed port: the schemas resolve their $refs from the checkout alone."""
+    from fcmharness import check_jsonschema
+
+    emulator.register(A, B, C)
+    path = tmp_path / "fcmctl.yaml"
+    path.write_text(NAMED)
+    common = ["-f", str(path), "--state", str(tmp_path / "state.json")]
+    documents = {}
+
+    saved = str(tmp_path / "plan.bin")
+    plan = run(["plan", "--format", "json", "-out", saved] + common, emulator)
+    documents["plan"] = json.loads(plan.stdout)
+    documents["saved_plan"] = json.loads(run(["show", saved, "--format", "json"]).stdout)
+    applied = run(["apply", saved, "--auto-approve", "--format", "json"], emulator)
+    assert applied.returncode == 0, applied.stderr
+    documents["apply"] = json.loads(applied.stdout)
+    documents["drift"] = json.loads(run(["drift", "--format", "json"] + common, emulator).stdout)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(f'project: {{id: {PROJECT}, senderId: "{SENDER}"}}\ntopics:\n  "bad topic": ["{A}"]\n')
+    failed = run(["plan", "--format", "json", "-f", str(broken), "--state", str(tmp_path / "other.json")], emulator)
+    assert failed.returncode == 1
+    documents["error"] = json.loads(failed.stdout)
+
+    schema = {"plan": "plan", "saved_plan": "plan", "apply": "apply", "drift": "drift", "error": "error"}
+    for kind, document in documents.items():
+        assert document["kind"] == kind
+        checked = check_jsonschema(f"{schema[kind]}.schema.json", document, tmp_path)
+        assert checked.returncode == 0, f"{kind}: {checked.stdout}{checked.stderr}"
+        assert "ok -- validation done" in checked.stdout
+        assert not schema_validator(f"{schema[kind]}.schema.json").is_valid(dict(document, format_version="0")), kind
+
+    # Not vacuous: a document the schema forbids fails the same way.
+    wrong = check_jsonschema("error.schema.json", dict(documents["error"], exit_code=0), tmp_path)
+    assert wrong.returncode == 1 and "exit_code" in wrong.stdout
+
+    # The project, device names aligned with registrations, and where each object is declared.
+    assert all(documents[kind]["project"] == PROJECT for kind in ("plan", "saved_plan", "apply", "drift"))
+    changes = {change["address"]: change for change in documents["plan"]["changes"]}
+    news = changes["topic/news"]
+    names = dict(zip(news["added"], news["added_devices"]))
+    assert sorted(map(str, names.values())) == ["None", "kiosk-a", "kiosk-c"] and len(news["added_devices"]) == len(news["added"])
+    assert news["location"]["file"] == str(path) and news["location"]["line"] == 9
+    assert changes["group/family"]["location"]["line"] == 6
+    assert documents["error"]["diagnostics"][0]["line"] == 3 and documents["error"]["project"] is None

@@ -47,13 +47,20 @@ def test_changed_refresh_reads_only_what_changed(tmp_path):
         assert "Refresh: changed only (10 of 1000 registrations, 0 of 1 group read)" in plan.stderr
         changes = {c["address"]: c["counts"] for c in document["changes"]}
         assert changes["topic/news"]["add"] == 7 and changes["topic/weather"]["remove"] == 3
+        # Only the changed registrations were read: how many keep their subscription is not known, and no
+        # format says 0 (a full refresh says 500 and 997).
+        assert changes["topic/news"]["unchanged"] is None and changes["topic/weather"]["unchanged"] is None
+        text = run(["plan", "--refresh=changed"] + common, emulator).stdout
+        assert "~ topic/news  +7 −0 (unchanged: not read)" in text and "0 unchanged" not in text
+        markdown = run(["plan", "--refresh=changed", "--format", "markdown"] + common, emulator).stdout
+        assert "<code>~ topic/news</code> update +7 −0 (unchanged: not read)" in markdown and "0 unchanged" not in markdown
 
         # The full refresh reads everything and agrees.
         before = list_requests(emulator)
         full = run(["plan", "--format", "json"] + common, emulator)
         assert list_requests(emulator) - before == COUNT
-        full_changes = {c["address"]: (c["counts"]["add"], c["counts"]["remove"]) for c in json.loads(full.stdout)["changes"]}
-        assert full_changes == {"topic/news": (7, 0), "topic/weather": (0, 3)}
+        full_changes = {c["address"]: tuple(c["counts"].values()) for c in json.loads(full.stdout)["changes"]}
+        assert full_changes == {"topic/news": (7, 0, 500), "topic/weather": (0, 3, 997)}
 
         # A saved plan from the changed refresh applies, and records the new declaration as applied.
         saved = str(tmp_path / "pr.plan")

@@ -78,3 +78,8 @@ def test_plan_workflow_finds_the_comment_by_the_marker_fcmctl_writes(tmp_path):
         emulator.stop()
     assert plan.returncode == 0, plan.stderr
     assert plan.stdout.startswith(marker + "\n")
+    # A failed plan replaces the comment with its error, under the same marker (the step runs on failure).
+    broken = tmp_path / "broken.yaml"
+    broken.write_text('project: {id: p, senderId: "1"}\ntopics:\n  "bad topic": []\n')
+    failed = run(["plan", "--format", "markdown", "-f", str(broken), "--state", str(tmp_path / "s.json")])
+    assert failed.returncode == 1 and failed.stdout.startswith(marker + "\n<!-- fcmctl:error -->\n")

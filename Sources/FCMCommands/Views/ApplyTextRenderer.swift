@@ -3,9 +3,10 @@ import FCMReconcile
 
 /// The human view of an apply report: what was done per object on stdout, then on stderr what was skipped
 /// (gone registrations, with the suggestion), what failed and what was not attempted. Registrations are
-/// redacted here, and only here, unless `--show-tokens`.
+/// redacted unless `--show-tokens`, and carry their device names: "kiosk-7 (dXk…b2Qe) is no longer
+/// registered" says which screen to look at.
 struct ApplyTextRenderer {
-    let redactor: Redactor
+    let labeler: RegistrationLabeler
     /// Beyond this many objects, the done lines are summed up rather than listed.
     var objectsListed = 200
     /// Beyond this many, skipped and failed operations are counted rather than listed one per line.
@@ -25,7 +26,7 @@ struct ApplyTextRenderer {
         let ordered = Self.ordered(report.outcomes)
         for outcome in ordered.prefix(outcomesListed) {
             let who =
-                outcome.registrations.prefix(5).map(redactor.callAsFunction).joined(separator: ", ")
+                outcome.registrations.prefix(5).map(labeler.label).joined(separator: ", ")
                 + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")
             switch outcome.status {
             case .gone(let reason):

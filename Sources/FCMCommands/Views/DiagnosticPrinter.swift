@@ -22,6 +22,8 @@ struct DiagnosticPrinter {
             redacted.message = SourceExcerptRedaction.redact(diagnostic.message, redactor)
             return redacted
         }
+        // A run that fails on them shows them in its error document too (`--format json|markdown`).
+        RunRecord.current?.record(diagnostics)
         switch format {
         case .text:
             for diagnostic in diagnostics { console.err(render(diagnostic)) }

@@ -1,8 +1,7 @@
 import FCMCore
-import FCMReconcile
 import Foundation
 
-/// The versioned JSON documents of plan, show, apply and drift (schemas/*.schema.json). Bump
+/// The versioned JSON documents of plan, show, apply, drift and errors (schemas/*.schema.json). Bump
 /// `formatVersion` on any change a consumer could notice; fields are only ever added within a version.
 enum DocumentJSON {
     static let formatVersion = "1"
@@ -13,17 +12,37 @@ enum DocumentJSON {
 
     static func registrations(_ list: [Registration], _ redactor: Redactor) -> JSONTree { .array(list.map { .string(redactor($0)) }) }
 
-    static func change(_ change: ObjectChange, redactor: Redactor) -> JSONTree {
+    /// Device names aligned with `list`, null where the manifest names none; nil when it names none of them,
+    /// so a fleet of unnamed registrations does not carry a column of nulls.
+    static func devices(_ list: [Registration], _ labeler: RegistrationLabeler) -> JSONTree? {
+        guard !labeler.deviceNames.isEmpty, list.contains(where: { labeler.name($0) != nil }) else { return nil }
+        return .array(list.map { JSONTree.optional(labeler.name($0)) })
+    }
+
+    static func location(_ location: SourceLocation) -> JSONTree {
+        .object([("file", .string(location.file)), ("line", .int(location.line)), ("column", .int(location.column))])
+    }
+
+    static func change(_ change: ObjectChange, labeler: RegistrationLabeler) -> JSONTree {
         var fields: [(String, JSONTree)] = [
             ("address", .string(change.address)), ("type", .string(change.type)), ("name", .string(change.name)),
             ("action", .string(change.action.rawValue)),
         ]
         if let ownership = change.ownership { fields.append(("ownership", .string(ownership.rawValue))) }
+        if let location = change.location { fields.append(("location", Self.location(location))) }
         fields += [
-            ("counts", .object([("add", .int(change.added.count)), ("remove", .int(change.removed.count)), ("unchanged", .int(change.unchanged))])),
-            ("added", registrations(change.added, redactor)), ("removed", registrations(change.removed, redactor)),
-            ("notes", .array(change.notes.map { .string($0) })),
+            (
+                "counts",
+                .object([
+                    ("add", .int(change.added.count)), ("remove", .int(change.removed.count)),
+                    ("unchanged", change.unchanged.map { .int($0) } ?? .null),
+                ])
+            ),
+            ("added", registrations(change.added, labeler.redactor)), ("removed", registrations(change.removed, labeler.redactor)),
         ]
+        if let names = devices(change.added, labeler) { fields.append(("added_devices", names)) }
+        if let names = devices(change.removed, labeler) { fields.append(("removed_devices", names)) }
+        fields.append(("notes", .array(change.notes.map { .string($0) })))
         return .object(fields)
     }
 
@@ -56,24 +75,29 @@ enum DocumentJSON {
             })
     }
 
-    /// The plan part shared by plan, show and apply.
-    static func planFields(_ plan: Plan, redactor: Redactor, refresh: RefreshSummary?) -> [(String, JSONTree)] {
-        let changes = ObjectChange.of(plan)
+    /// The plan part shared by plan, show and apply. `desired` gives each declared object its place in the
+    /// manifest; `unchangedRead` is false when topics were read in part (`--refresh=changed`).
+    static func planFields(
+        _ plan: Plan, labeler: RegistrationLabeler, refresh: RefreshSummary?, desired: DesiredState? = nil, unchangedRead: Bool = true
+    ) -> [(String, JSONTree)] {
+        let changes = ObjectChange.of(plan, unchangedRead: unchangedRead && (refresh?.unchangedRead ?? true), desired: desired)
         var fields: [(String, JSONTree)] = [
             ("has_changes", .bool(plan.hasChanges)), ("summary", summary(changes, plan.summary)),
-            ("changes", .array(changes.map { change($0, redactor: redactor) })),
-            ("notes", .array(plan.notes.map { diagnostic($0, redactor: redactor) })),
+            ("changes", .array(changes.map { change($0, labeler: labeler) })),
+            ("notes", .array(plan.notes.map { diagnostic($0, redactor: labeler.redactor) })),
         ]
         if let refresh { fields.append(("refresh", refresh.json)) }
         return fields
     }
 
     static func plan(
-        _ plan: Plan, redactor: Redactor, refresh: RefreshSummary?, savedTo: String? = nil, digest: String? = nil,
-        targeting: PlanTargeting = PlanTargeting(), notices: [DeprecationNotice] = []
+        _ plan: Plan, labeler: RegistrationLabeler, desired: DesiredState, refresh: RefreshSummary?, savedTo: String? = nil,
+        digest: String? = nil, targeting: PlanTargeting = PlanTargeting(), notices: [DeprecationNotice] = []
     ) -> JSONTree {
+        let redactor = labeler.redactor
         var fields =
-            header(kind: "plan") + planFields(plan, redactor: redactor, refresh: refresh)
+            header(kind: "plan") + [("project", .string(desired.project.id))]
+            + planFields(plan, labeler: labeler, refresh: refresh, desired: desired)
             + [("saved_to", .optional(savedTo)), ("digest", .optional(digest))]
         fields.append(("deprecations", deprecations(notices)))
         if targeting.isPartial {
@@ -94,87 +118,15 @@ enum DocumentJSON {
         return "topic/\(topic)/\(SourceExcerptRedaction.redact(registration, redactor))"
     }
 
-    static func savedPlan(_ saved: SavedPlan, _ plan: Plan, path: String, redactor: Redactor) -> JSONTree {
+    static func savedPlan(_ saved: SavedPlan, _ plan: Plan, path: String, labeler: RegistrationLabeler) -> JSONTree {
         let source: [(String, JSONTree)] = [
             ("path", .string(path)), ("created_at", .string(saved.createdAt.ISO8601Format())), ("made_by", .string(saved.fcmctlVersion)),
             ("manifest_paths", .array(saved.manifestPaths.map { .string($0) })), ("manifest_sha256", .string(saved.manifestDigest)),
             ("state_path", .optional(saved.statePath)), ("state_serial", saved.stateSerial.map { .int($0) } ?? .null),
             ("lineage", .string(saved.lineage)), ("project", .string(saved.project.id)), ("digest", .optional(saved.digest)),
         ]
-        return .object(header(kind: "saved_plan") + [("saved_plan", .object(source))] + planFields(plan, redactor: redactor, refresh: nil))
-    }
-
-    static func outcome(_ outcome: OperationOutcome, redactor: Redactor) -> JSONTree {
-        var fields: [(String, JSONTree)] = [
-            ("address", .string(outcome.address)), ("operation", .string(outcome.action)),
-            ("registrations", registrations(outcome.registrations, redactor)),
-        ]
-        switch outcome.status {
-        case .gone(let reason):
-            fields += [("status", .string("gone")), ("reason", .string(reason))]
-        case .failed(let code, let message, let retryable):
-            fields += [
-                ("status", .string("failed")), ("code", .string(code)), ("reason", .string(SourceExcerptRedaction.redact(message, redactor))),
-                ("retryable", .bool(retryable)),
-            ]
-        case .notAttempted(let reason):
-            fields += [("status", .string("not_attempted")), ("reason", .string(reason))]
-        }
-        return .object(fields)
-    }
-
-    static func apply(
-        _ plan: Plan, report: ApplyReport?, redactor: Redactor, state: (path: String, serial: Int?), notices: [DeprecationNotice] = []
-    ) -> JSONTree {
-        var fields = header(kind: "apply") + planFields(plan, redactor: redactor, refresh: nil) + [("deprecations", deprecations(notices))]
-        if let report {
-            let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
-            fields += [
-                (
-                    "result",
-                    .object([
-                        ("succeeded", .bool(report.succeeded)), ("operations_done", .int(report.operationsDone)),
-                        ("requests", .int(report.requestsSucceeded)), ("skipped_gone", .int(report.gone.reduce(0) { $0 + $1.registrations.count })),
-                        ("failed", .int(failed)), ("unsettled", .int(report.unsettled)), ("not_attempted", .int(report.notAttempted)),
-                        ("stopped", .optional(report.stopped)),
-                    ])
-                ),
-                (
-                    "completed",
-                    .array(
-                        report.completed.sorted { $0.key < $1.key }.map {
-                            .object([("address", .string($0.key)), ("status", .string("done")), ("operations", .int($0.value))])
-                        })
-                ),
-                ("outcomes", .array(ApplyTextRenderer.ordered(report.outcomes).map { outcome($0, redactor: redactor) })),
-            ]
-        } else {
-            fields.append(("result", .object([("succeeded", .bool(true)), ("operations_done", .int(0)), ("requests", .int(0))])))
-        }
-        fields.append(("state", .object([("path", .string(state.path)), ("serial", state.serial.map { .int($0) } ?? .null)])))
-        return .object(fields)
-    }
-}
-
-/// Which refresh ran (`--refresh=all|changed`) and how much it read.
-struct RefreshSummary: Sendable {
-    var mode: String
-    var registrationsRead: Int
-    var registrationsKnown: Int
-    var groupsRead: Int
-    var groupsKnown: Int
-
-    var json: JSONTree {
-        .object([
-            ("mode", .string(mode)), ("registrations_read", .int(registrationsRead)), ("registrations_known", .int(registrationsKnown)),
-            ("groups_read", .int(groupsRead)), ("groups_known", .int(groupsKnown)),
-        ])
-    }
-
-    var line: String {
-        mode == "all"
-            ? "Refresh: all (\(plural(registrationsRead, "registration")) and \(plural(groupsRead, "group")) read)."
-            : "Refresh: changed only (\(registrationsRead) of \(plural(registrationsKnown, "registration")), \(groupsRead) of \(plural(groupsKnown, "group")) read); "
-                + "drift elsewhere is not checked: `fcmctl drift` and apply read everything."
+        return .object(
+            header(kind: "saved_plan") + [("project", .string(saved.project.id)), ("saved_plan", .object(source))]
+                + planFields(plan, labeler: labeler, refresh: nil, unchangedRead: saved.options.refresh == RefreshMode.all.rawValue))
     }
 }

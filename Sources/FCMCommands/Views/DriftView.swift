@@ -8,6 +8,8 @@ struct DriftView {
     let labeler: RegistrationLabeler
     var maxMembers = 50
     var notices: [DeprecationNotice] = []
+    /// The Firebase project drift read, in the Markdown title and the JSON.
+    var project: String?
 
     var categories: [(DriftReport.Category, [DriftReport.Finding])] {
         DriftReport.Category.allCases.map { ($0, report.findings(in: $0)) }
@@ -43,7 +45,7 @@ struct DriftView {
     func json() -> JSONTree {
         let redactor = labeler.redactor
         return .object(
-            DocumentJSON.header(kind: "drift") + [
+            DocumentJSON.header(kind: "drift") + [("project", .optional(project))] + [
                 ("has_drift", .bool(report.hasDrift)), ("deprecations", DocumentJSON.deprecations(notices)),
                 ("not_read_from_fcm", .array(report.notReadFromFCM.map { .string($0) })),
                 (
@@ -56,13 +58,7 @@ struct DriftView {
                                 (
                                     "objects",
                                     .array(
-                                        findings.map { finding in
-                                            .object([
-                                                ("address", .string(finding.address)), ("action", .string(finding.action)),
-                                                ("count", .int(finding.registrations.count)), ("detail", .string(finding.detail)),
-                                                ("registrations", DocumentJSON.registrations(finding.registrations, redactor)),
-                                            ])
-                                        })
+                                        findings.map { object($0, redactor: redactor) })
                                 ),
                             ])
                         })
@@ -70,9 +66,18 @@ struct DriftView {
             ])
     }
 
+    func object(_ finding: DriftReport.Finding, redactor: Redactor) -> JSONTree {
+        var fields: [(String, JSONTree)] = [
+            ("address", .string(finding.address)), ("action", .string(finding.action)), ("count", .int(finding.registrations.count)),
+            ("detail", .string(finding.detail)), ("registrations", DocumentJSON.registrations(finding.registrations, redactor)),
+        ]
+        if let names = DocumentJSON.devices(finding.registrations, labeler) { fields.append(("devices", names)) }
+        return .object(fields)
+    }
+
     func markdown(maxChars: Int) -> String {
         var budget = MarkdownBudget(limit: maxChars)
-        var head = "\(Self.marker)\n### fcmctl drift\n\n"
+        var head = "\(Self.marker)\n### fcmctl drift" + (project.map { " · project \(MarkdownText.code($0))" } ?? "") + "\n\n"
         for notice in notices { head += "- ⚠️ \(MarkdownText.inline(notice.message))\n" }
         if !notices.isEmpty { head += "\n" }
         for line in report.notReadFromFCM { head += "- ℹ️ Not read from FCM: \(MarkdownText.inline(line))\n" }
@@ -93,10 +98,9 @@ struct DriftView {
                     "<details><summary><code>\(MarkdownText.html(finding.address))</code> \(category.rawValue): "
                     + "\(MarkdownText.html(finding.detail))</summary>\n\n"
                 if !finding.registrations.isEmpty {
-                    block += "```\n"
-                    for registration in finding.registrations.prefix(maxMembers) { block += MarkdownText.fenced(labeler.label(registration)) + "\n" }
-                    if finding.registrations.count > maxMembers { block += "… and \(finding.registrations.count - maxMembers) more\n" }
-                    block += "```\n\n"
+                    var lines = finding.registrations.prefix(maxMembers).map(labeler.label)
+                    if finding.registrations.count > maxMembers { lines.append("… and \(finding.registrations.count - maxMembers) more") }
+                    block += MarkdownText.fencedBlock(lines) + "\n"
                 }
                 budget.add(block + "</details>\n\n", changes: max(1, finding.registrations.count))
             }

@@ -17,6 +17,8 @@ struct MarkdownBudget {
     private(set) var length = 0
     private(set) var omittedBlocks = 0
     private(set) var omittedChanges = 0
+    /// Of the omitted blocks, those that delete or remove: the omission line names them apart.
+    private(set) var omittedRemovalBlocks = 0
     private var closed = false
 
     init(limit: Int) { self.limit = limit }
@@ -27,9 +29,10 @@ struct MarkdownBudget {
         length += block.count
     }
 
-    /// Adds `block` if it fits; otherwise counts it (and every later block) as omitted.
+    /// Adds `block` if it fits; otherwise counts it (and every later block) as omitted. `removes` marks a
+    /// block that deletes or removes something, counted apart in the omission line.
     @discardableResult
-    mutating func add(_ block: String, changes: Int) -> Bool {
+    mutating func add(_ block: String, changes: Int, removes: Bool = false) -> Bool {
         let size = block.count
         if !closed, length + size + reserve <= limit {
             text += block
@@ -39,6 +42,7 @@ struct MarkdownBudget {
         closed = true
         omittedBlocks += 1
         omittedChanges += changes
+        if removes { omittedRemovalBlocks += 1 }
         return false
     }
 
@@ -47,30 +51,8 @@ struct MarkdownBudget {
         guard omittedBlocks > 0 else { return text }
         return text
             + "\n**\(omittedBlocks) more \(omittedBlocks == 1 ? noun : noun + "s") / \(omittedChanges) more change\(omittedChanges == 1 ? "" : "s") not shown** "
+            + (omittedRemovalBlocks > 0
+                ? "(\(omittedRemovalBlocks) of them with deletions or removals, named at the top as far as room allowed) " : "")
             + "(the \(limit)-character budget). \(hint)\n"
-    }
-}
-
-/// Markdown escaping for text placed in table cells, summaries and HTML.
-enum MarkdownText {
-    static func html(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-    }
-
-    /// Inside a fenced block nothing is interpreted, except a line of backticks that would close it.
-    static func fenced(_ text: String) -> String { text.replacingOccurrences(of: "`", with: "'") }
-
-    /// A paragraph or list item: characters Markdown would read as markup are escaped.
-    static func inline(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            if "\\`*_[]<>|#".contains(character) { out.append("\\") }
-            if character == "\n" {
-                out.append(" ")
-            } else {
-                out.append(character)
-            }
-        }
-        return out
     }
 }

@@ -20,12 +20,21 @@ struct ObjectChange: Sendable {
     var ownership: Ownership?
     var added: [Registration]
     var removed: [Registration]
-    var unchanged: Int
+    /// Known registrations that keep their membership; nil when they were not read (a topic under
+    /// `--refresh=changed` reads only the registrations whose declaration changed, so a count would lie).
+    var unchanged: Int?
     var notes: [String] = []
+    /// Where the manifest declares the object; nil for one it no longer declares (a group to delete).
+    var location: SourceLocation?
 
     var size: Int { added.count + removed.count }
 
-    static func of(_ plan: Plan) -> [ObjectChange] {
+    /// Deletes the object or removes a member or subscription: what a reviewer must see first.
+    var removes: Bool { action == .delete || !removed.isEmpty }
+
+    /// `unchangedRead`: false when topics were refreshed in part (`--refresh=changed`). Groups are always read
+    /// whole when they are in a plan, so their counts stand.
+    static func of(_ plan: Plan, unchangedRead: Bool = true, desired: DesiredState? = nil) -> [ObjectChange] {
         plan.groups.map { group in
             let action: ViewAction =
                 switch group.action {
@@ -35,7 +44,8 @@ struct ObjectChange: Sendable {
                 }
             var change = ObjectChange(
                 address: group.address, type: "group", name: group.name, action: action, ownership: nil,
-                added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged)
+                added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged,
+                location: desired?.groups[group.name]?.location)
             if group.steps.count > 1 { change.notes.append("\(group.steps.count) requests, in order, keeping the group within 1 to 20 members") }
             if group.action == .delete { change.notes.append("removing the last member deletes the group and its notification key") }
             return change
@@ -43,7 +53,7 @@ struct ObjectChange: Sendable {
             + plan.topics.map { topic in
                 var change = ObjectChange(
                     address: topic.address, type: "topic", name: topic.name, action: .update, ownership: topic.ownership, added: topic.added,
-                    removed: topic.removed, unchanged: topic.unchanged)
+                    removed: topic.removed, unchanged: unchangedRead ? topic.unchanged : nil, location: desired?.topics[topic.name]?.location)
                 if topic.ownership == .authoritative && !topic.removed.isEmpty {
                     change.notes.append("authoritative: removes subscriptions of known registrations that the manifest does not declare")
                 }
@@ -54,6 +64,17 @@ struct ObjectChange: Sendable {
     /// Largest first, then by address: what a reviewer should read first, and a stable order.
     static func largestFirst(_ changes: [ObjectChange]) -> [ObjectChange] {
         changes.sorted { $0.size != $1.size ? $0.size > $1.size : $0.address < $1.address }
+    }
+
+    /// What deletes or removes, group deletions first, then the most removals; and the rest, largest first.
+    /// A reviewer reads the removals before any addition, however many additions there are.
+    static func removalsFirst(_ changes: [ObjectChange]) -> (removing: [ObjectChange], rest: [ObjectChange]) {
+        let removing = changes.filter(\.removes).sorted {
+            let (one, other) = ($0.action == .delete, $1.action == .delete)
+            if one != other { return one }
+            return $0.removed.count != $1.removed.count ? $0.removed.count > $1.removed.count : $0.address < $1.address
+        }
+        return (removing, largestFirst(changes.filter { !$0.removes }))
     }
 }
 
@@ -76,15 +97,4 @@ struct ActionCounts: Sendable {
     }
 
     subscript(action: ViewAction) -> Row { rows[action] ?? Row() }
-}
-
-/// How a registration is named in output: the device name when the manifest gives one, always redacted
-/// unless `--show-tokens`.
-struct RegistrationLabeler: Sendable {
-    let redactor: Redactor
-    var deviceNames: [Registration: String] = [:]
-
-    func label(_ registration: Registration) -> String {
-        deviceNames[registration].map { "\($0) (\(redactor(registration)))" } ?? redactor(registration)
-    }
 }

@@ -1,8 +1,9 @@
 import FCMCore
 
-/// A plan as a pull-request comment: a hidden marker (so a workflow updates its own comment), the
-/// summary table, notices and warnings, then one collapsible section per object, largest first, within
-/// the budget.
+/// A plan as a pull-request comment: a hidden marker (so a workflow updates its own comment), the title with
+/// the project, a banner naming whatever the plan deletes or removes, the summary table, notices and
+/// warnings, then one collapsible section per object within the budget: first every object with deletions
+/// or removals, then the rest, largest first.
 struct PlanMarkdownRenderer {
     static let marker = "<!-- fcmctl:plan -->"
 
@@ -11,21 +12,39 @@ struct PlanMarkdownRenderer {
     var maxMembers = 50
     var title = "fcmctl plan"
     var marker = PlanMarkdownRenderer.marker
+    /// The Firebase project the plan is for, in the title: comments of several environments look alike.
+    var project: String?
     /// A saved plan's digest: what the reviewer approves and the merge job passes to `--expect-digest`.
     var digest: String?
+    /// False when topics were read in part (`--refresh=changed`): their unchanged counts are not known.
+    var unchangedRead = true
+    /// With this many objects that delete or remove, or fewer, their sections start open.
+    var openRemovalSections = 5
 
     func render(_ plan: Plan, refresh: RefreshSummary? = nil, extra: [String] = []) -> String {
-        let changes = ObjectChange.of(plan)
+        let changes = ObjectChange.of(plan, unchangedRead: unchangedRead && (refresh?.unchangedRead ?? true))
+        let (removing, rest) = ObjectChange.removalsFirst(changes)
         var budget = MarkdownBudget(limit: maxChars)
-        budget.head(summary(plan, changes: changes, refresh: refresh, extra: extra))
-        for change in ObjectChange.largestFirst(changes) {
-            budget.add(section(change), changes: change.size)
+        budget.head(summary(plan, changes: changes, removing: removing, refresh: refresh, extra: extra))
+        // Each heading rides on the first section under it, so a heading never stands alone over nothing.
+        var heading = rest.isEmpty ? "" : "#### Deletions and removals\n\n"
+        for change in removing {
+            let open = removing.count <= openRemovalSections
+            if budget.add(heading + section(change, open: open), changes: change.size, removes: true) { heading = "" }
+        }
+        heading = removing.isEmpty ? "" : "#### Other changes\n\n"
+        for change in rest {
+            if budget.add(heading + section(change), changes: change.size) { heading = "" }
         }
         return budget.finish(noun: "object", hint: "Run `fcmctl plan` locally, or read the JSON plan, for all of them.")
     }
 
-    func summary(_ plan: Plan, changes: [ObjectChange], refresh: RefreshSummary?, extra: [String]) -> String {
-        var text = "\(marker)\n### \(title)\n\n"
+    func summary(_ plan: Plan, changes: [ObjectChange], removing: [ObjectChange], refresh: RefreshSummary?, extra: [String]) -> String {
+        var text = "\(marker)\n### \(MarkdownText.inline(title))"
+        if let project { text += " · project \(MarkdownText.code(project))" }
+        text += "\n\n"
+        // A quarter of the budget at most, so the table and the sections keep room at any --max-chars.
+        text += RemovalBanner(labeler: labeler, maxChars: maxChars / 4).render(removing, summary: plan.summary)
         // Only a well-formed digest goes into a code span; it is hex, so nothing in it can close the span.
         if let digest, digest.allSatisfy({ $0.isHexDigit || $0 == ":" || $0.isLetter }) {
             text += "Plan digest: `\(digest)` (the merge job applies it with `--expect-digest \(digest)`)\n\n"
@@ -59,7 +78,7 @@ struct PlanMarkdownRenderer {
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n\n"
     }
 
-    func section(_ change: ObjectChange) -> String {
+    func section(_ change: ObjectChange, open: Bool = false) -> String {
         let sign =
             switch change.action {
             case .create: "+"
@@ -67,22 +86,21 @@ struct PlanMarkdownRenderer {
             case .update, .none: "~"
             }
         var counts = "+\(change.added.count) −\(change.removed.count)"
-        if change.action == .update { counts += " (\(change.unchanged) unchanged)" }
-        var text = "<details><summary><code>\(sign) \(MarkdownText.html(change.address))</code> \(change.action.rawValue) \(counts)</summary>\n\n"
+        if change.action == .update { counts += change.unchanged.map { " (\($0) unchanged)" } ?? " (unchanged: not read)" }
+        var text = "<details\(open ? " open" : "")><summary><code>\(sign) \(MarkdownText.html(change.address))</code> "
+        text += "\(change.action.rawValue) \(counts)</summary>\n\n"
         for note in change.notes { text += "_\(MarkdownText.inline(note))_\n\n" }
         text += memberFence(change)
         return text + "</details>\n\n"
     }
 
+    /// Removals first: with more members than `maxMembers`, what is cut is additions.
     func memberFence(_ change: ObjectChange) -> String {
         let total = change.added.count + change.removed.count
         guard total > 0 else { return "" }
-        var text = "```diff\n"
-        for registration in change.added.prefix(maxMembers) { text += MarkdownText.fenced("+ \(labeler.label(registration))") + "\n" }
-        for registration in change.removed.prefix(max(0, maxMembers - change.added.count)) {
-            text += MarkdownText.fenced("- \(labeler.label(registration))") + "\n"
-        }
-        if total > maxMembers { text += "# … and \(total - maxMembers) more\n" }
-        return text + "```\n\n"
+        var lines = change.removed.prefix(maxMembers).map { "- \(labeler.label($0))" }
+        lines += change.added.prefix(max(0, maxMembers - change.removed.count)).map { "+ \(labeler.label($0))" }
+        if total > maxMembers { lines.append("# … and \(total - maxMembers) more") }
+        return MarkdownText.fencedBlock(lines, info: "diff") + "\n"
     }
 }

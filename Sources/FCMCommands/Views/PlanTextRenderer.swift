@@ -6,11 +6,16 @@ struct PlanTextRenderer {
     let labeler: RegistrationLabeler
     var membersShownPerObject = 50
     var palette = Palette.plain
+    /// False when topics were read in part (`--refresh=changed`): "(unchanged: not read)", not a false 0.
+    var unchangedRead = true
 
-    init(redactor: Redactor, deviceNames: [Registration: String] = [:], maxMembers: Int = 50, palette: Palette = .plain) {
+    init(
+        redactor: Redactor, deviceNames: [Registration: String] = [:], maxMembers: Int = 50, palette: Palette = .plain, unchangedRead: Bool = true
+    ) {
         labeler = RegistrationLabeler(redactor: redactor, deviceNames: deviceNames)
         membersShownPerObject = maxMembers
         self.palette = palette
+        self.unchangedRead = unchangedRead
     }
 
     func render(_ plan: Plan) -> [String] {
@@ -19,14 +24,14 @@ struct PlanTextRenderer {
             lines.append("No changes. FCM matches the manifest.")
             return lines
         }
-        for change in ObjectChange.of(plan) {
+        for change in ObjectChange.of(plan, unchangedRead: unchangedRead) {
             switch (change.type, change.action) {
             case ("group", .create): lines.append(palette.green("+ \(change.address)") + "  create with \(plural(change.added.count, "member"))")
             case ("group", .delete):
                 lines.append(palette.red("- \(change.address)") + "  delete (remove its \(plural(change.removed.count, "member")))")
             default:
-                lines.append(
-                    palette.yellow("~ \(change.address)") + "  +\(change.added.count) −\(change.removed.count) (\(change.unchanged) unchanged)")
+                let unchanged = change.unchanged.map { "\($0) unchanged" } ?? "unchanged: not read"
+                lines.append(palette.yellow("~ \(change.address)") + "  +\(change.added.count) −\(change.removed.count) (\(unchanged))")
             }
             lines += memberLines(added: change.added, removed: change.removed)
         }
@@ -40,10 +45,11 @@ struct PlanTextRenderer {
         for note in plan.notes { Console.current.err(note.headline) }
     }
 
+    /// Removals first: with more members than `--max-members`, additions are cut before any removal is.
     func memberLines(added: [Registration], removed: [Registration]) -> [String] {
         let total = added.count + removed.count
-        var lines = added.prefix(membersShownPerObject).map { palette.green("    + \(labeler.label($0))") }
-        lines += removed.prefix(max(0, membersShownPerObject - added.count)).map { palette.red("    − \(labeler.label($0))") }
+        var lines = removed.prefix(membersShownPerObject).map { palette.red("    − \(labeler.label($0))") }
+        lines += added.prefix(max(0, membersShownPerObject - removed.count)).map { palette.green("    + \(labeler.label($0))") }
         if total > membersShownPerObject { lines.append("    … and \(total - membersShownPerObject) more") }
         return lines
     }

@@ -21,6 +21,8 @@ struct Presenter {
     var console: Console { Console.current }
 
     func show(_ presentation: Presentation) throws {
+        // The command reached its document: a failure after this point needs no error document.
+        RunRecord.current?.markShown()
         switch options.format {
         case .text:
             console.out(lines: presentation.text())

@@ -1,0 +1,64 @@
+import FCMCore
+import FCMReconcile
+
+/// The apply report: the plan it ran, what was done per object, and every operation that was skipped,
+/// failed or not attempted, with the device names of its registrations where the manifest gives them.
+extension DocumentJSON {
+    static func outcome(_ outcome: OperationOutcome, labeler: RegistrationLabeler) -> JSONTree {
+        let redactor = labeler.redactor
+        var fields: [(String, JSONTree)] = [
+            ("address", .string(outcome.address)), ("operation", .string(outcome.action)),
+            ("registrations", registrations(outcome.registrations, redactor)),
+        ]
+        if let names = devices(outcome.registrations, labeler) { fields.append(("devices", names)) }
+        switch outcome.status {
+        case .gone(let reason):
+            fields += [("status", .string("gone")), ("reason", .string(reason))]
+        case .failed(let code, let message, let retryable):
+            fields += [
+                ("status", .string("failed")), ("code", .string(code)), ("reason", .string(SourceExcerptRedaction.redact(message, redactor))),
+                ("retryable", .bool(retryable)),
+            ]
+        case .notAttempted(let reason):
+            fields += [("status", .string("not_attempted")), ("reason", .string(reason))]
+        }
+        return .object(fields)
+    }
+
+    /// `unchangedRead`: false for a saved plan made with `--refresh=changed`.
+    static func apply(
+        _ plan: Plan, report: ApplyReport?, labeler: RegistrationLabeler, desired: DesiredState, state: (path: String, serial: Int?),
+        notices: [DeprecationNotice] = [], unchangedRead: Bool = true
+    ) -> JSONTree {
+        var fields =
+            header(kind: "apply") + [("project", .string(desired.project.id))]
+            + planFields(plan, labeler: labeler, refresh: nil, desired: desired, unchangedRead: unchangedRead)
+            + [("deprecations", deprecations(notices))]
+        if let report {
+            let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
+            fields += [
+                (
+                    "result",
+                    .object([
+                        ("succeeded", .bool(report.succeeded)), ("operations_done", .int(report.operationsDone)),
+                        ("requests", .int(report.requestsSucceeded)), ("skipped_gone", .int(report.gone.reduce(0) { $0 + $1.registrations.count })),
+                        ("failed", .int(failed)), ("unsettled", .int(report.unsettled)), ("not_attempted", .int(report.notAttempted)),
+                        ("stopped", .optional(report.stopped)),
+                    ])
+                ),
+                (
+                    "completed",
+                    .array(
+                        report.completed.sorted { $0.key < $1.key }.map {
+                            .object([("address", .string($0.key)), ("status", .string("done")), ("operations", .int($0.value))])
+                        })
+                ),
+                ("outcomes", .array(ApplyTextRenderer.ordered(report.outcomes).map { outcome($0, labeler: labeler) })),
+            ]
+        } else {
+            fields.append(("result", .object([("succeeded", .bool(true)), ("operations_done", .int(0)), ("requests", .int(0))])))
+        }
+        fields.append(("state", .object([("path", .string(state.path)), ("serial", state.serial.map { .int($0) } ?? .null)])))
+        return .object(fields)
+    }
+}
