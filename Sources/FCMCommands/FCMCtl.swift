@@ -123,7 +123,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if emulatorSeed { return try printSeed() }
-        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expand(paths)
+        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expandSkippingIncluded(paths)
         if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
         var failed: [String] = []
         for set in sets {

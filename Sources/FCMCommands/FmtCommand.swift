@@ -23,11 +23,12 @@ struct FmtCommand: ParsableCommand {
 
     func run() throws {
         let console = Console.current
-        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expand(paths)
+        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expandSkippingIncluded(paths)
         if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
         var refused = 0
         var changed: [String] = []
-        for set in sets { try format(set, refused: &refused, changed: &changed) }
+        var done = Set<String>()
+        for set in sets { try format(set, refused: &refused, changed: &changed, done: &done) }
         if refused > 0 { throw ExitCode(ExitCodes.error) }
         if check && !changed.isEmpty {
             console.err("\(changed.count) file\(changed.count == 1 ? " is" : "s are") not in canonical form; run fcmctl fmt")
@@ -35,7 +36,8 @@ struct FmtCommand: ParsableCommand {
         }
     }
 
-    func format(_ paths: [String], refused: inout Int, changed: inout [String]) throws {
+    /// `done`: files already formatted through another set (a base that two environments include).
+    func format(_ paths: [String], refused: inout Int, changed: inout [String], done: inout Set<String>) throws {
         let console = Console.current
         // The whole set is validated first: a file may refer to devices declared in another.
         let result = ManifestLoader().load(paths: paths)
@@ -43,8 +45,9 @@ struct FmtCommand: ParsableCommand {
         guard result.manifest != nil else {
             throw fail("fmt formats only valid manifests; fix the errors above first (\(paths.joined(separator: ", ")))")
         }
-        for file in result.sources.keys.sorted() {
-            let bytes = result.sources[file]!
+        // Included manifests are formatted with the set that includes them, once; device files never.
+        for file in (result.ownFiles + result.includedFiles).sorted() where done.insert(ManifestLoader.identity(file)).inserted {
+            guard let bytes = result.sources[file] else { continue }
             let text: String
             do {
                 text = try ManifestFormatter.formatChecked(file: file, bytes: bytes)

@@ -1,3 +1,4 @@
+import FCMManifest
 import Foundation
 
 /// `fcmctl fmt --check examples/` and `fcmctl validate a/ b.yaml`: positional paths, with directories walked
@@ -5,6 +6,20 @@ import Foundation
 /// manifest is one manifest set (its files are merged, as `-f DIR` does); YAML that is not a manifest (a
 /// GitHub workflow, say) and hidden directories (.git, .fcmctl, .build) are skipped.
 enum ManifestSets {
+    /// Sets whose every file another set includes (an environments layout's shared base) are not sets of
+    /// their own: alone they lack the project the environments give them, and they are checked with each.
+    static func expandSkippingIncluded(_ paths: [String]) -> [[String]] {
+        let sets = expand(paths)
+        guard sets.count > 1 else { return sets }
+        var included = Set<String>()
+        for set in sets { included.formUnion(ManifestLoader().load(paths: set).includedFiles.map(ManifestLoader.identity)) }
+        guard !included.isEmpty else { return sets }
+        return sets.filter { set in
+            let files = ManifestLoader().load(paths: set).ownFiles.map(ManifestLoader.identity)
+            return files.isEmpty || !files.allSatisfy(included.contains)
+        }
+    }
+
     static func expand(_ paths: [String]) -> [[String]] {
         var sets: [[String]] = []
         for path in paths {

@@ -3,6 +3,9 @@ import Foundation
 
 /// A manifest as written, before names are resolved: every value keeps where it came from.
 package struct Manifest: Sendable {
+    /// `include`: manifests (files or directories) loaded with this one, relative to it: an environment
+    /// includes the shared base.
+    package var includes: [Located<String>] = []
     package var project: ManifestProject?
     package var state: ManifestStateSettings?
     package var defaults: ManifestDefaults?

@@ -13,6 +13,7 @@ struct ManifestDecoder {
                 if let version = string(value, what: "apiVersion"), version != ManifestSchema.apiVersion {
                     error("unsupported apiVersion '\(version)'; this fcmctl reads '\(ManifestSchema.apiVersion)'", at: value)
                 }
+            case "include": manifest.includes = includes(value)
             case "project": manifest.project = project(value, at: keyNode.location)
             case "state": manifest.state = state(value, at: keyNode.location)
             case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
@@ -108,6 +109,14 @@ struct ManifestDecoder {
             device.registration = Located(text, at: ids[0].1.location)
         }
         return device
+    }
+
+    mutating func includes(_ node: YAMLNode) -> [Located<String>] {
+        guard case .sequence(let items) = node.value else {
+            error("include must be a list of manifest files or directories (relative to this file), found \(node.kindName)", at: node)
+            return []
+        }
+        return items.compactMap { item in string(item, what: "include entry").map { Located($0, at: item.location) } }
     }
 
     mutating func deviceFiles(_ node: YAMLNode) -> [Located<String>] {

@@ -9,6 +9,10 @@ package struct ManifestLoadResult: Sendable {
     package var resolution: Resolution?
     package var diagnostics: [Diagnostic]
     package var sources: [String: [UInt8]]
+    /// The manifest files the paths named themselves: not those read through `include` or `deviceFiles`.
+    package var ownFiles: [String] = []
+    /// The manifest files read through `include` (as their paths resolve, e.g. `dev/../base/a.yaml`).
+    package var includedFiles: [String] = []
 
     /// The desired state, when the manifest loaded without errors.
     package var desiredState: DesiredState? {
@@ -33,7 +37,15 @@ package struct ManifestLoader: Sendable {
         var diagnostics: [Diagnostic] = []
         var sources: [String: [UInt8]] = [:]
         var parts: [Manifest] = []
-        for file in expand(paths, diagnostics: &diagnostics) {
+        // A worklist: `include` adds manifests as they are read; each file is read once, whoever names it.
+        var queue = expand(paths, diagnostics: &diagnostics)
+        let ownFiles = queue
+        var includedFiles: [String] = []
+        var seen = Set(queue.map(Self.identity))
+        var next = 0
+        while next < queue.count {
+            let file = queue[next]
+            next += 1
             let bytes: [UInt8]
             if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
                 size.int64Value > Self.maximumFileBytes
@@ -69,6 +81,18 @@ package struct ManifestLoader: Sendable {
             diagnostics.append(contentsOf: decoder.diagnostics)
             let files = part.deviceFiles
             part.deviceFiles = []
+            for entry in part.includes {
+                let target = Self.relative(entry.value, to: file)
+                guard FileManager.default.fileExists(atPath: target) else {
+                    diagnostics.append(.error("include: \(target) does not exist; the path is relative to this manifest", at: entry.location))
+                    continue
+                }
+                for included in expand([target], diagnostics: &diagnostics) where seen.insert(Self.identity(included)).inserted {
+                    queue.append(included)
+                    includedFiles.append(included)
+                }
+            }
+            part.includes = []
             parts.append(part)
             for entry in files { parts.append(deviceFile(entry, of: file, diagnostics: &diagnostics, sources: &sources)) }
         }
@@ -78,7 +102,10 @@ package struct ManifestLoader: Sendable {
         diagnostics.append(contentsOf: ManifestRules.check(RuleContext(manifest: merged, resolution: resolution)))
         let sorted = diagnostics.sortedForDisplay()
         let ok = !sorted.hasErrors
-        return ManifestLoadResult(manifest: ok ? merged : nil, resolution: ok ? resolution : nil, diagnostics: sorted, sources: sources)
+        var result = ManifestLoadResult(manifest: ok ? merged : nil, resolution: ok ? resolution : nil, diagnostics: sorted, sources: sources)
+        result.ownFiles = ownFiles
+        result.includedFiles = includedFiles
+        return result
     }
 
     /// One device file as a manifest part of its own, so a name defined twice is reported at both places.
@@ -86,7 +113,7 @@ package struct ManifestLoader: Sendable {
         _ entry: Located<String>, of manifest: String, diagnostics: inout [Diagnostic], sources: inout [String: [UInt8]]
     ) -> Manifest {
         var part = Manifest()
-        let path = entry.value.hasPrefix("/") ? entry.value : (PathText.directory(of: manifest) as NSString).appendingPathComponent(entry.value)
+        let path = Self.relative(entry.value, to: manifest)
         guard let format = DeviceFileReader.Format(path: path) else { return part }
         let bytes: [UInt8]
         do {
@@ -110,6 +137,15 @@ package struct ManifestLoader: Sendable {
         }
         diagnostics.append(contentsOf: reader.diagnostics)
         return part
+    }
+
+    static func relative(_ path: String, to manifest: String) -> String {
+        path.hasPrefix("/") ? path : (PathText.directory(of: manifest) as NSString).appendingPathComponent(path)
+    }
+
+    /// One file named two ways (`fcm/dev/../base/a.yaml`, `fcm/base/a.yaml`) is one file.
+    package static func identity(_ path: String) -> String {
+        (URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path)
     }
 
     static func reason(_ error: any Error) -> String {

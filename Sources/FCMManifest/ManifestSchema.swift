@@ -2,7 +2,7 @@
 /// this order, and `schemas/manifest.schema.json` lists the same (a test keeps them in step).
 package enum ManifestSchema {
     package static let apiVersion = "fcmctl/v1"
-    package static let topLevel = ["apiVersion", "project", "state", "defaults", "devices", "deviceFiles", "groups", "topics"]
+    package static let topLevel = ["apiVersion", "include", "project", "state", "defaults", "devices", "deviceFiles", "groups", "topics"]
     package static let project = ["id", "senderId", "topicApi"]
     package static let state = ["backend", "path", "bucket", "prefix"]
     package static let defaults = ["ownership", "protect", "groupMode"]

@@ -147,6 +147,9 @@ package struct JournalReplayer {
     /// The run's last intent id: a run numbers its intents 1, 2, 3… in the order it writes them, so a gap
     /// or a completion of an id not yet seen means lines were cut from the journal, not torn by a crash.
     private var lastIntent = 0
+    /// Whether a run header was read. Segments without one that come first (GCS) belong to a run already
+    /// folded into the state, written late by a holder that lost its lock: their ids cannot be checked.
+    private var inRun = false
 
     package init(ledger: Ledger, skippingRuns: Set<String> = []) {
         self.ledger = ledger
@@ -165,23 +168,24 @@ package struct JournalReplayer {
             }
             skipping = skippedRuns.contains(header.run)
             lastIntent = 0
+            inRun = true
             if !skipping { runs.append(header.run) }
         case .entry(let entry):
             if skipping { return }
             entries += 1
             switch entry {
             case .intent(let id, let event):
-                guard id == lastIntent + 1 else { throw Self.cut(source, "intent \(id) follows intent \(lastIntent)") }
+                guard id == lastIntent + 1 || !inRun else { throw Self.cut(source, "intent \(id) follows intent \(lastIntent)") }
                 lastIntent = id
                 open[id] = event
             case .done(let ids):
                 for id in ids {
-                    guard id <= lastIntent else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
+                    guard id <= lastIntent || !inRun else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
                     open.removeValue(forKey: id)?.apply(to: &ledger)
                 }
             case .gone(let ids):
                 for id in ids {
-                    guard id <= lastIntent else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
+                    guard id <= lastIntent || !inRun else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
                     open.removeValue(forKey: id)?.applyGone(to: &ledger)
                 }
             }

@@ -22,7 +22,7 @@ import Testing
         let escapedPath = workspace.manifestPath.replacingOccurrences(of: ":", with: "%3A")
         #expect(
             lines.first
-                == "::error file=\(escapedPath),line=2,col=1::unknown key 'unknownKey' in the top level; expected one of: apiVersion, project, state, defaults, devices, deviceFiles, groups, topics"
+                == "::error file=\(escapedPath),line=2,col=1::unknown key 'unknownKey' in the top level; expected one of: apiVersion, include, project, state, defaults, devices, deviceFiles, groups, topics"
         )
         #expect(lines.prefix(10).allSatisfy { $0.hasPrefix("::error file=") })
         #expect(lines.last == "::notice::3 more problems not shown; run fcmctl validate locally for all of them")

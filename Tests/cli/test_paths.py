@@ -12,7 +12,7 @@ def test_fmt_and_validate_walk_directories(tmp_path):
     listed = run(["validate", str(tree)])
     assert listed.returncode == 0, listed.stderr
     assert sorted(line.split(":")[0] for line in listed.stdout.splitlines()) == sorted(
-        str(tree / name) for name in ("kiosk-fleet", "legacy-iid", "per-user-groups", "quickstart"))
+        str(tree / name) for name in ("environments/dev", "environments/prod", "kiosk-fleet", "legacy-iid", "per-user-groups", "quickstart"))
     assert run(["fmt", "--check", str(tree)]).returncode == 0  # the workflows under github-actions/ are not manifests
 
     nested = tree / "teams" / "ops"
@@ -25,7 +25,7 @@ def test_fmt_and_validate_walk_directories(tmp_path):
 
     (nested / "fcmctl.yaml").write_text('project: {id: p, senderId: "1"}\ntopics:\n  "bad topic": ["x"]\n')
     broken = run(["validate", str(tree)])
-    assert broken.returncode == 1 and f"1 of 5 manifests are not valid: {nested}" in broken.stderr
+    assert broken.returncode == 1 and f"1 of 7 manifests are not valid: {nested}" in broken.stderr
 
 
 def test_dry_run_is_text_only():
