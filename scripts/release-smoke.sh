@@ -9,7 +9,7 @@ FCMCTL=.build/release/fcmctl
 source scripts/start-emulator.sh
 workdir=$(mktemp -d)
 trap 'stop_emulator; rm -rf "$workdir"' EXIT
-for example in quickstart kiosk-fleet per-user-groups legacy-iid; do
+for example in quickstart kiosk-fleet per-user-groups legacy-iid environments/dev environments/prod; do
   state="$workdir/$example/state.json"
   # The emulator runs in its default mode, as strict as FCM: each example's registrations are made known first.
   FCMCTL=$FCMCTL bash scripts/emulator-seed.sh "examples/$example" > /dev/null
@@ -18,4 +18,4 @@ for example in quickstart kiosk-fleet per-user-groups legacy-iid; do
   $FCMCTL apply -f "examples/$example" --state "$state" --auto-approve > /dev/null
   $FCMCTL plan -f "examples/$example" --state "$state" --detailed-exitcode > /dev/null
 done
-echo "release smoke: 4 passed, 0 failed"
+echo "release smoke: 6 passed, 0 failed"

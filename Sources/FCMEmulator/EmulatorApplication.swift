@@ -80,7 +80,8 @@ struct EmulatorResponder: HTTPResponder {
         let store = services.store
         deviceGroups = DeviceGroupRoutes(store: store, exportEnabled: services.configuration.groupExport)
         topicSubscriptions = TopicSubscriptionRoutes(store: store, snakeCaseFields: services.configuration.snakeCaseFields)
-        iid = IIDRoutes(store: store, senderID: services.configuration.senderID)
+        iid = IIDRoutes(
+            store: store, senderID: services.configuration.senderID, projectID: services.configuration.projectID, authority: services.authority)
         messages = MessageRoutes(store: store)
         let configuration = services.configuration
         tokens = TokenRoutes(

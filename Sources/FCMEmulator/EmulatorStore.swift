@@ -55,6 +55,8 @@ actor EmulatorStore {
     enum Caller: Sendable {
         case project(String)
         case sender(String)
+        /// A caller whose project the emulator cannot tell: every registration is its.
+        case any
     }
 
     let autoRegister: Bool
@@ -75,6 +77,7 @@ actor EmulatorStore {
         switch caller {
         case .project(let id): id
         case .sender(let sender): senders[sender]
+        case .any: nil
         }
     }
 

@@ -6,15 +6,23 @@ import Foundation
 struct IIDRoutes {
     let store: EmulatorStore
     let senderID: String
+    /// The project of the emulator's own service accounts (`--project-id`).
+    let projectID: String
+    let authority: TokenAuthority
 
     static let batchLimit = 1000
     /// [GUESS] batchAdd's per-token PERMISSION_DENIED is recorded (wire reference §0.7); the single-token
     /// endpoints' answer is not, so the same code as a 403.
     static let otherProject = EmulatorResponse.flatError(403, "PERMISSION_DENIED")
 
-    /// The IID API has no project in its URL: it acts for the OAuth principal's project, which the emulator
-    /// takes to be the project whose number is `--sender-id` (linked by the admin API; unlinked, any project).
-    var caller: EmulatorStore.Caller { .sender(senderID) }
+    /// The IID API has no project in its URL: it acts for the OAuth principal's project. A token the
+    /// emulator issued belongs to its service accounts' project (`--project-id`); `owner` and `--accept-token`
+    /// tokens (what FCM_EMULATOR_HOST sends) belong to no project in particular, so to every one.
+    func caller(_ request: EmulatorRequest) async -> EmulatorStore.Caller {
+        let header = request.headers["authorization"] ?? ""
+        guard header.hasPrefix("Bearer ") else { return .any }
+        return await authority.principal(of: String(header.dropFirst(7))) == "static" ? .any : .project(projectID)
+    }
     static let topicPrefix = "/topics/"
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
@@ -22,12 +30,12 @@ struct IIDRoutes {
         guard s.first == "iid" else { return nil }
         if let refusal = DeviceGroupRoutes.missingAccessTokenAuth(request) { return refusal }
         switch (request.method, s) {
-        case ("POST", ["iid", "v1:batchAdd"]): return await batch(request, adding: true)
-        case ("POST", ["iid", "v1:batchRemove"]): return await batch(request, adding: false)
+        case ("POST", ["iid", "v1:batchAdd"]): return await batch(request, adding: true, as: await caller(request))
+        case ("POST", ["iid", "v1:batchRemove"]): return await batch(request, adding: false, as: await caller(request))
         case ("GET", let path) where path.count == 3 && path[1] == "info":
-            return await info(path[2], details: request.query["details"] == "true")
+            return await info(path[2], details: request.query["details"] == "true", as: await caller(request))
         case ("POST", let path) where path.count == 6 && path[1] == "v1" && path[3] == "rel" && path[4] == "topics":
-            return await relation(token: path[2], topic: path[5])
+            return await relation(token: path[2], topic: path[5], as: await caller(request))
         default: return nil
         }
     }
@@ -39,7 +47,7 @@ struct IIDRoutes {
         return TopicSubscriptionRoutes.isValidTopic(name) ? name : nil
     }
 
-    func batch(_ request: EmulatorRequest, adding: Bool) async -> EmulatorResponse {
+    func batch(_ request: EmulatorRequest, adding: Bool, as caller: EmulatorStore.Caller) async -> EmulatorResponse {
         guard let body = request.jsonObject else { return .flatError(400, "InvalidJson") }
         guard let tokens = body["registration_tokens"] as? [String], !tokens.isEmpty else { return .flatError(400, "MissingIIdToken") }
         guard tokens.count <= Self.batchLimit else {
@@ -68,7 +76,7 @@ struct IIDRoutes {
         return .json(200, ["results": results])
     }
 
-    func relation(token: String, topic raw: String) async -> EmulatorResponse {
+    func relation(token: String, topic raw: String, as caller: EmulatorStore.Caller) async -> EmulatorResponse {
         guard let topic = Self.topicName(raw) else { return .flatError(400, "Topic name format is invalid") }
         switch await store.check(token, as: caller) {
         case .malformed: return .flatError(400, "InvalidToken")
@@ -80,7 +88,7 @@ struct IIDRoutes {
         }
     }
 
-    func info(_ token: String, details: Bool) async -> EmulatorResponse {
+    func info(_ token: String, details: Bool, as caller: EmulatorStore.Caller) async -> EmulatorResponse {
         switch await store.check(token, as: caller, recordFirstUse: false) {
         case .malformed: return .flatError(400, "InvalidToken")
         case .notFound: return .flatError(404, "No information found about this instance id.")

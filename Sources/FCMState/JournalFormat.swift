@@ -180,16 +180,20 @@ package struct JournalReplayer {
                 open[id] = event
             case .done(let ids):
                 for id in ids {
-                    guard id <= lastIntent || !inRun else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
+                    guard id <= lastIntent || !inRun else { throw Self.unknownCompletion(source, id) }
                     open.removeValue(forKey: id)?.apply(to: &ledger)
                 }
             case .gone(let ids):
                 for id in ids {
-                    guard id <= lastIntent || !inRun else { throw Self.cut(source, "a completion names intent \(id), which the journal does not hold") }
+                    guard id <= lastIntent || !inRun else { throw Self.unknownCompletion(source, id) }
                     open.removeValue(forKey: id)?.applyGone(to: &ledger)
                 }
             }
         }
+    }
+
+    static func unknownCompletion(_ source: String, _ id: Int) -> StateError {
+        cut(source, "a completion names intent \(id), which the journal does not hold")
     }
 
     static func cut(_ source: String, _ what: String) -> StateError {

@@ -8,7 +8,7 @@ import shutil
 
 from fcmharness import ROOT, Emulator, run
 
-EXAMPLES = ["quickstart", "kiosk-fleet", "per-user-groups", "legacy-iid"]
+EXAMPLES = ["quickstart", "kiosk-fleet", "per-user-groups", "legacy-iid", "environments/dev", "environments/prod"]
 
 
 def strict():
@@ -33,7 +33,7 @@ def test_every_example_converges_in_the_default_mode(tmp_path):
         emulator = strict()
         try:
             directory = os.path.join(ROOT, "examples", example)
-            common = ["-f", directory, "--state", str(tmp_path / f"{example}.json")]
+            common = ["-f", directory, "--state", str(tmp_path / f"{example.replace('/', '-')}.json")]
             unseeded = run(["plan", "--format", "json"] + common, emulator)
             assert unseeded.returncode in (0, 2), unseeded.stderr
             seed(emulator, directory)
