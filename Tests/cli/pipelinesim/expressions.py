@@ -285,7 +285,7 @@ def interpolate(text, context, status=None):
     if not isinstance(text, str):
         return text
     whole = EXPRESSION.fullmatch(text.strip())
-    if whole:
+    if whole and "${{" not in whole.group(1):
         return evaluate(whole.group(1), context, status)
     return EXPRESSION.sub(lambda m: to_string(evaluate(m.group(1), context, status)), text)
 
@@ -298,7 +298,7 @@ def condition(text, context, status):
         return text
     source = str(text).strip()
     whole = EXPRESSION.fullmatch(source)
-    if whole:
+    if whole and "${{" not in whole.group(1):
         source = whole.group(1).strip()
     elif "${{" in source:
         source = to_string(interpolate(source, context, status))

@@ -285,7 +285,12 @@ class Simulator:
         return self.deliver("workflow_dispatch", event, sha, "refs/heads/main", only=workflow_file)
 
     def approve(self, environment):
+        """A required reviewer approves every leg waiting for ENVIRONMENT (and later ones, until cleared)."""
         self.approved.add(environment)
+        for leg in self.legs:
+            if leg.state == "approval" and leg.environment == environment:
+                leg.api["status"] = "queued"
+                self.acquire(leg)
         self.admit()
 
     # --- scheduling ---------------------------------------------------------------------------------------
@@ -362,7 +367,8 @@ class Simulator:
                 combinations = [c for c in combinations if not all(c.get(k) == v for k, v in exclude.items())]
             for include in matrix.get("include", []) or []:
                 merged = False
-                for combination in combinations:
+                # Without axes, every include entry is its own combination.
+                for combination in (combinations if axes else []):
                     if all(combination.get(k) == v for k, v in include.items() if k in axes):
                         combination.update({k: v for k, v in include.items() if k not in axes or k in combination})
                         merged = True
