@@ -177,11 +177,16 @@ def assert_converged(world):
         assert result.returncode == 0, f"{environment} is not converged to main:\n{result.stdout}{result.stderr}"
 
 
-def assert_projects_kept_apart(world):
+def assert_projects_kept_apart(world, expect=tuple(PROJECTS)):
     """Every FCM request of an environment's job names that environment's project; its token was obtained by
     impersonating that environment's service account. Jobs without an environment sent no FCM request."""
+    seen = {environment: 0 for environment in PROJECTS}
     for one in world.sim.legs[world.checked:]:
         environment = one.matrix.get("environment")
+        paths = [entry.get("path", "") for entry in one.requests]
+        if environment and any(p.startswith("/v1/projects/" + PROJECTS[environment]) for p in paths):
+            seen[environment] += 1
+            assert any(f"/serviceAccounts/{ACCOUNTS[environment]}:generateAccessToken" in p for p in paths), (one, "FCM reached without the sign-in")
         for entry in one.requests:
             path = entry.get("path", "")
             if path.startswith("/v1/projects/-/serviceAccounts/"):
@@ -191,7 +196,14 @@ def assert_projects_kept_apart(world):
                 assert path.startswith(f"/v1/projects/{PROJECTS[environment]}/"), (one, path)
             elif path.startswith("/fcm/") or path.startswith("/iid/"):
                 raise AssertionError(f"{one}: a legacy request {path} (the manifests use the v1 API only)")
+    assert all(seen[environment] for environment in expect), f"the check saw no FCM request of some environment: {seen}"
     world.checked = len(world.sim.legs)
+    # No artifact of any run holds a registration in full, and none holds a saved plan.
+    for each in world.sim.runs:
+        for name, artifact in each.artifacts.items():
+            for file, data in artifact["files"].items():
+                assert b"APA91b" not in data, f"artifact {name} of run {each.id}: {file} holds a registration in full"
+                assert not file.endswith(".plan"), f"artifact {name} of run {each.id} holds a saved plan"
 
 
 def approve_all(world):
@@ -282,6 +294,8 @@ def test_03_b_merged_after_a_is_stale_then_replanned_approved_and_applied(world)
     sim.run_until_idle()
     approved = leg(runs, "apply approved plan (prod)")
     assert approved.result == "success", explain(sim, [approved])
+    assert approved.steps["replan"]["outputs"]["sha"] == sim.repo.head() == prod.steps["replan"]["outputs"]["sha"]
+    assert approved.steps["replan"]["outputs"]["digest"] == prod.steps["replan"]["outputs"]["digest"]
     assert "applied after approval" in comment(sim, world.b["number"], "<!-- fcmctl:apply:prod -->")["body"]
     assert token("prod", "kiosk-4") in world.emulator.subscriptions("prod")["news"]
     sim.approved.clear()
@@ -312,6 +326,10 @@ def test_04_three_quick_merges_lose_nothing(world):
     # too), planned main's HEAD and waits for approval where main has changes.
     for environment in PROJECTS:
         assert leg(first, f"apply ({environment})").steps["apply"]["outputs"]["exitcode"] == "0", explain(sim, legs_of(first))
+        assert leg(second, f"apply ({environment})").log == [], "the second run was cancelled while pending, before any step"
+        newest = leg(third, f"apply ({environment})")
+        assert newest.steps["apply"]["outputs"]["exitcode"] == "5", explain(sim, [newest])
+        assert newest.steps["replan"]["outputs"]["sha"] == sim.repo.head(), "the re-plan is of main's HEAD"
     assert {l.environment for l in sim.waiting_for_approval()} == {"fcmctl-dev-approval", "fcmctl-prod-approval"}, explain(sim, legs_of(third))
     approve_all(world)
     assert all(l.result == "success" for l in legs_of(third)), explain(sim, legs_of(third))
@@ -343,7 +361,7 @@ def test_05_a_failing_plan_posts_its_error(world):
     fixed = comment(sim, pull["number"], "<!-- fcmctl:plan:prod -->")
     assert fixed["edits"] >= 1, "the error comment was updated in place"
     assert "Planned for" in fixed["body"]
-    assert_projects_kept_apart(world)
+    assert_projects_kept_apart(world, expect=("prod",))  # dev has nothing to read: --refresh=changed
 
 
 def test_06_nightly_drift_opens_then_updates_then_closes_an_issue(world):
