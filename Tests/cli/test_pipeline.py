@@ -24,7 +24,8 @@ import pytest
 from fcmharness import EMULATOR, FCMCTL, ROOT, FakeGCS
 from pipelinesim.runner import Simulator
 
-WORKFLOWS = os.path.join(ROOT, "examples/github-actions")
+# FCMCTL_PIPELINE_WORKFLOWS runs the scenarios on edited copies (to see a mistake caught).
+WORKFLOWS = os.environ.get("FCMCTL_PIPELINE_WORKFLOWS", os.path.join(ROOT, "examples/github-actions"))
 SUBJECT = "eyJhbGciOiJSUzI1NiJ9.github-oidc.sig"
 REQUEST_TOKEN = "runner-oidc-request-token"
 BUCKET = "acme-fcm-state"
@@ -230,6 +231,7 @@ def test_01_two_pull_requests_are_planned_per_environment(world):
     world.b, runs_b = sim.open_pull_request("prod-kiosk-4", {"fcm/prod/devices.yaml": devices("prod", ["kiosk-1", "kiosk-2", "kiosk-3", "kiosk-4"])},
                                             "Add a prod kiosk")
     sim.run_until_idle()
+    world.plan_run_a = runs_a[0].id
     for runs, pull, changes in ((runs_a, world.a, {"dev": True, "prod": True}), (runs_b, world.b, {"dev": False, "prod": True})):
         assert [r.workflow_file for r in runs] == ["plan-on-pr.yml"]
         for environment in PROJECTS:
@@ -262,6 +264,9 @@ def test_02_a_is_merged_and_its_reviewed_plan_applied(world):
         one = leg(runs, f"apply ({environment})")
         assert one.result == "success", explain(sim, [one])
         assert one.steps["find"]["outputs"]["reviewed"] == "true", explain(sim, [one])
+        # The plan run of A's head commit, not the latest plan run (B's, planned after A's).
+        assert one.steps["find"]["outputs"]["plan_run"] == str(world.plan_run_a)
+        assert one.steps["find"]["outputs"]["head"] == world.a["head"]["sha"]
         assert one.steps["apply"]["outputs"]["exitcode"] == "0"
         assert one.steps["replan"]["outcome"] == "skipped"
         assert "applied" in comment(sim, world.a["number"], f"<!-- fcmctl:apply:{environment} -->")["body"]

@@ -227,9 +227,10 @@ class Parser:
                 return text == "true"
             if self.peek() == ("op", "("):
                 return self.call(text)
-            if text not in self.context:
+            names = {name.lower(): name for name in self.context}
+            if text.lower() not in names:
                 raise Unsupported(f"context {text!r} is not modelled (in {self.text!r})")
-            return self.context[text]
+            return self.context[names[text.lower()]]
         raise Unsupported(f"unexpected {text!r} in {self.text!r}")
 
     def call(self, name):
