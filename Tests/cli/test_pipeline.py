@@ -11,6 +11,7 @@ and state prefix. The scenarios replay a team's weeks, in order, and share one w
   4. three merges in quick succession: the middle run is cancelled while pending, nothing is lost
   5. a failing plan posts its error; fixed, the comment becomes the plan
   6. nightly drift opens an issue (creating its label), updates it the next night, closes it when clean
+  7. a drift run that fails is reported in the environment's issue
 and after every scenario: dev's jobs sent FCM requests for dev's project only (and prod's for prod's), each
 signed in as its own service account."""
 import json
@@ -399,4 +400,22 @@ def test_06_nightly_drift_opens_then_updates_then_closes_an_issue(world):
     assert all(l.result == "success" for l in legs_of(runs)), explain(sim, legs_of(runs))
     assert sim.github.open_issues("fcmctl-drift") == []
     assert sim.github.unknown == [] and sim.github.refused == []
+    assert_projects_kept_apart(world)
+
+
+def test_07_a_failed_drift_run_is_reported_in_the_issue(world):
+    sim = world.sim
+    # FCM refuses to say anything about one prod kiosk (403, not retried): drift cannot finish its reading.
+    world.emulator.request("PUT", "/emulator/v1/faults", {"failing_registrations": {token("prod", "kiosk-3"): 403}})
+    try:
+        runs = sim.schedule("drift-nightly.yml")
+        sim.run_until_idle()
+    finally:
+        world.emulator.request("PUT", "/emulator/v1/faults", {"failing_registrations": {}})
+    prod = leg(runs, "drift (prod)")
+    assert prod.result == "failure" and prod.steps["drift"]["outputs"]["exitcode"] not in ("0", "2"), explain(sim, [prod])
+    issues = sim.github.open_issues("fcmctl-drift")
+    assert len(issues) == 1 and issues[0]["body"].startswith("<!-- fcmctl:drift:prod -->"), issues
+    assert "fcmctl drift failed in `prod`" in issues[0]["body"], issues[0]["body"]
+    assert leg(runs, "drift (dev)").result == "success"
     assert_projects_kept_apart(world)
