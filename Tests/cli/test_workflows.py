@@ -68,18 +68,32 @@ def test_every_fcmctl_option_used_exists(workflow):
     assert used > 0
 
 
-def test_plan_workflow_finds_the_comment_by_the_marker_fcmctl_writes(tmp_path):
+def test_plan_and_apply_workflows_agree_on_the_comment_they_share(tmp_path):
+    """The plan job writes one comment per environment, headed by its own marker and a line naming the head
+    commit and the digest; the apply job finds that comment by the same marker and reads the digest from that
+    line. (Tests/cli/test_pipeline.py runs both; this keeps the two texts in step without running them.)"""
     with open(os.path.join(ROOT, "examples/github-actions/plan-on-pr.yml")) as handle:
-        marker = re.search(r"const marker = '([^']+)'", handle.read()).group(1)
+        plan = yaml.safe_load(handle)
+    with open(os.path.join(ROOT, "examples/github-actions/apply-on-merge.yml")) as handle:
+        apply_text = handle.read()
+    job = plan["jobs"]["plan"]
+    assert job["env"]["MARKER"] == "<!-- fcmctl:plan:${{ matrix.environment }} -->"
+    assert 'startswith(\\"<!-- fcmctl:plan:$ENVIRONMENT -->\\")' in apply_text
+    comment_step = next(step for step in job["steps"] if step.get("name") == "Comment on the pull request")
+    assert 'echo "Planned for \\`$HEAD_SHA\\` with digest \\`$DIGEST\\`.' in comment_step["run"]
+    assert 'grep -o "Planned for \\`$head\\` with digest \\`sha256:[0-9a-f]\\{64\\}\\`"' in apply_text
+    # fcmctl's own Markdown (the body under the header) starts with its marker and shows the digest too.
     emulator = Emulator()
     try:
-        plan = run(["plan", "--format", "markdown", "-f", os.path.join(ROOT, "examples/quickstart"), "--state", str(tmp_path / "s.json")], emulator)
+        plan_run = run(["plan", "--format", "markdown", "-f", os.path.join(ROOT, "examples/quickstart"), "--state", str(tmp_path / "s.json"),
+                        "-out", str(tmp_path / "p.plan")], emulator)
     finally:
         emulator.stop()
-    assert plan.returncode == 0, plan.stderr
-    assert plan.stdout.startswith(marker + "\n")
-    # A failed plan replaces the comment with its error, under the same marker (the step runs on failure).
+    assert plan_run.returncode == 0, plan_run.stderr
+    assert plan_run.stdout.startswith("<!-- fcmctl:plan -->\n")
+    assert re.search(r"Plan digest: `sha256:[0-9a-f]{64}`", plan_run.stdout)
+    # A failed plan prints an error document under the same marker (the workflow's comment step quotes the error).
     broken = tmp_path / "broken.yaml"
     broken.write_text('project: {id: p, senderId: "1"}\ntopics:\n  "bad topic": []\n')
     failed = run(["plan", "--format", "markdown", "-f", str(broken), "--state", str(tmp_path / "s.json")])
-    assert failed.returncode == 1 and failed.stdout.startswith(marker + "\n<!-- fcmctl:error -->\n")
+    assert failed.returncode == 1 and failed.stdout.startswith("<!-- fcmctl:plan -->\n<!-- fcmctl:error -->\n")

@@ -1,0 +1,1 @@
+"""A pipeline simulator: GitHub Actions workflows run from their YAML against local stand-ins."""
