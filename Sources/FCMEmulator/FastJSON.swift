@@ -70,7 +70,9 @@ enum Timestamp {
     static func rfc3339(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970
         var seconds = time_t(interval.rounded(.down))
-        let millis = Int((interval - Double(seconds)) * 1000)
+        // A microsecond's allowance: a time read back from its own text (an import) lands a hair below the
+        // millisecond it was written as, and must print the same.
+        let millis = min(999, Int(((interval - Double(seconds)) * 1000 + 0.001).rounded(.down)))
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {

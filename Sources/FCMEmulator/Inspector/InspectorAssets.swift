@@ -120,7 +120,7 @@ pre.raw { background: var(--panel); border: 1px solid var(--line); border-radius
 /* One delivered message as three platforms would show it. */
 .message { border-top: 1px solid var(--line); padding: 12px 0; }
 .message > header { display: flex; justify-content: space-between; gap: 10px; margin-bottom: 10px; flex-wrap: wrap; }
-.devices { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 14px; }
+.devices { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 14px; align-items: start; }
 .device { margin: 0; padding: 10px; border-radius: 12px; background: var(--panel); border: 1px solid var(--line); }
 .device.mine { border-color: #54aeff; box-shadow: 0 0 0 2px #ddf4ff; }
 .device figcaption { font-size: 12px; color: var(--muted); margin-bottom: 8px; font-weight: 600; }
