@@ -50,8 +50,7 @@ extension EmulatorStore {
     var topicCount: Int { subscribers.count }
 
     /// A topic's subscribers, in one project or (project nil) in every project that has the topic.
-    func subscriberPage(topic: String, project: String?, after token: String?, size: Int) -> (page: Page<(String, RegistrationRecord)>, total: Int)
-    {
+    func subscriberPage(topic: String, project: String?, after token: String?, size: Int) -> (page: Page<(String, RegistrationRecord)>, total: Int) {
         let keys = project.map { [TopicKey(project: $0, topic: topic)] } ?? sortedTopicKeyList().filter { $0.topic == topic }
         var ids: [String]
         if keys.count == 1 {

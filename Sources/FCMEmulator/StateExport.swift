@@ -50,7 +50,9 @@ enum StateExport {
             var item: [String: Any] = [
                 "id": id, "kind": record.kind, "platform": record.platform, "app": record.app, "uninstalled": record.uninstalled,
                 "topics": record.topics.mapValues { Timestamp.rfc3339($0) },
-                "inbox": record.inbox.map { ["name": $0.name, "received_at": Timestamp.rfc3339($0.receivedAt), "message": RawJSON(text: $0.message)] },
+                "inbox": record.inbox.map {
+                    ["name": $0.name, "received_at": Timestamp.rfc3339($0.receivedAt), "message": RawJSON(text: $0.message)]
+                },
             ]
             if let project = record.project { item["project"] = project }
             return item
@@ -78,7 +80,9 @@ enum StateExport {
                 throw ReadError(
                     "written by a newer fcm-emulator (format version \(version)); this one reads versions 1 to \(Self.version): upgrade fcm-emulator")
             }
-            guard version == 2 else { throw ReadError("format version \(version) never existed; this fcm-emulator reads versions 1 to \(Self.version)") }
+            guard version == 2 else {
+                throw ReadError("format version \(version) never existed; this fcm-emulator reads versions 1 to \(Self.version)")
+            }
             return try readVersion2(top)
         }
         if top["version"] as? Int == 1, top["registrations"] is [String: Any] {

@@ -35,7 +35,8 @@ enum StatePersistence {
     static func load(importDirectory directory: String, into services: EmulatorServices) async throws {
         let path = URL(fileURLWithPath: directory).appendingPathComponent(StateExport.fileName).path
         guard FileManager.default.fileExists(atPath: path) else {
-            throw EmulatorSetupError("--import \(directory): no \(StateExport.fileName) there (written by --export-on-exit or GET /emulator/v1/export)")
+            throw EmulatorSetupError(
+                "--import \(directory): no \(StateExport.fileName) there (written by --export-on-exit or GET /emulator/v1/export)")
         }
         do {
             await restore(try StateExport.read(try Data(contentsOf: URL(fileURLWithPath: path))), into: services, replacingSenders: true)
