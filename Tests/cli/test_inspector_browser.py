@@ -10,15 +10,13 @@ import subprocess
 import urllib.request
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 from fcmharness import FCMCTL, ROOT, Emulator, run
 from inspectorbrowser import ImageServer, png, start_browser
-
-pytest.importorskip("selenium")
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 QUICKSTART = os.path.join(ROOT, "examples", "quickstart")
 PHONE = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
