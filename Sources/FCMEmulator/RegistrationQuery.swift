@@ -35,6 +35,12 @@ struct RegistrationQuery: Sendable {
         if let project { terms.append(.project(project)) }
     }
 
+    /// The first `topic:` term: a registration must be subscribed to a topic it matches.
+    var topicNeedle: SearchText? {
+        for case .topic(let text) in terms { return text }
+        return nil
+    }
+
     func matches(id: String, _ record: EmulatorStore.RegistrationRecord) -> Bool {
         terms.allSatisfy { term in
             switch term {
