@@ -318,6 +318,9 @@ actor EmulatorStore {
         groupNamesByID = Dictionary(snapshot.groups.map { ($0.record.id, $0.name) }) { _, last in last }
         nextGroupID = max(snapshot.nextGroupID, (snapshot.groups.map(\.record.id).max() ?? 0) + 1)
         rebuildIndex()
+        // Sorted now, at start or import, rather than by the first page someone opens after it.
+        sortedIDs = registrations.keys.sorted()
+        sortedTopicKeys = subscribers.keys.sorted()
         dirty = replacingSenders
     }
 
