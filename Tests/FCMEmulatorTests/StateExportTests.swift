@@ -10,7 +10,8 @@ import Testing
         await store.register("a:APA91b", kind: "token", project: "acme", platform: "IOS", app: "com.acme")
         await store.register("b:APA91b", kind: "token", project: "acme")
         _ = await store.subscribe("a:APA91b", to: "news")
-        _ = await store.deliver(name: "projects/acme/messages/1", message: #"{"android":{"notification":{"notification_count":1}}}"#, to: ["a:APA91b"])
+        _ = await store.deliver(
+            name: "projects/acme/messages/1", message: #"{"android":{"notification":{"notification_count":1}}}"#, to: ["a:APA91b"])
         _ = await store.createGroup(.init(senderId: "42", name: "family"), members: ["a:APA91b", "b:APA91b"])
         return store
     }
