@@ -71,6 +71,7 @@ input, select, textarea, button, .button {
   font: inherit; border: 1px solid var(--line); border-radius: 6px; padding: 5px 9px; background: #fff; color: var(--ink);
 }
 input[type="search"] { min-width: 16em; }
+#registration-search, #group-search { width: min(44em, 100%); }
 button, .button { background: var(--panel); cursor: pointer; display: inline-block; }
 button:hover, .button:hover { border-color: #8c959f; text-decoration: none; }
 button:disabled { opacity: .55; cursor: default; }
