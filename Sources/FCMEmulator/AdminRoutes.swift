@@ -1,3 +1,4 @@
+import FCMBuildInfo
 import Foundation
 
 /// `/emulator/v1/…`: what tests, demos and users' CI use to seed, inspect, fault and reset the emulator.
@@ -9,13 +10,44 @@ struct AdminRoutes {
     let authority: TokenAuthority
     let calendar: PlatformCalendar
     let oidcRequestToken: String?
+    let services: EmulatorServices
+
+    init(services: EmulatorServices) {
+        self.services = services
+        store = services.store
+        recorder = services.recorder
+        faults = services.faults
+        authority = services.authority
+        calendar = services.calendar
+        oidcRequestToken = services.configuration.oidcRequestToken
+    }
 
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse? {
         let s = request.segments
         guard s.count >= 3, s[0] == "emulator", s[1] == "v1" else { return nil }
+        if let answer = await AdminListingRoutes(store: store).handle(request, path: Array(s[2...])) { return answer }
         switch (request.method, Array(s[2...])) {
+        case ("GET", ["health"]):
+            // What a CI step or a container health check polls: answered once the emulator serves requests.
+            return .json(200, ["status": "ok", "version": BuildInfo.version, "build": BuildInfo.summary("fcm-emulator")])
         case ("GET", ["state"]):
             return await store.stateDump()
+        case ("GET", ["export"]):
+            var answer = EmulatorResponse(status: 200, body: await StatePersistence.export(services))
+            if request.query["download"] != nil {
+                answer.extraHeaders["Content-Disposition"] = "attachment; filename=\"\(StateExport.fileName)\""
+            }
+            return answer
+        case ("POST", ["import"]):
+            do {
+                let contents = try StateExport.read(request.body)
+                await StatePersistence.restore(contents, into: services, replacingSenders: true)
+                let counts = await store.counts
+                return .json(
+                    200, ["registrations": counts.registrations, "subscriptions": counts.subscriptions, "groups": counts.groups])
+            } catch {
+                return .rpcError(400, "not imported: \(error)")
+            }
         case ("POST", ["reset"]):
             await store.reset()
             await recorder.reset()
@@ -29,16 +61,15 @@ struct AdminRoutes {
             guard let inbox = await store.inbox(of: rest[1]) else { return .rpcError(404, "no such registration") }
             let formatter = ISO8601DateFormatter()
             let messages: [[String: Any]] = inbox.map {
-                [
-                    "name": $0.name, "received_at": formatter.string(from: $0.receivedAt),
-                    "message": (try? JSONSerialization.jsonObject(with: Data($0.message.utf8))) ?? [:],
-                ]
+                // The message as it arrived: re-encoding parsed JSON would turn 1 into true on Linux.
+                ["name": $0.name, "received_at": formatter.string(from: $0.receivedAt), "message": RawJSON(text: $0.message)]
             }
             return .json(200, ["messages": messages])
         case ("GET", ["oidc-token"]):
             return await identityToken(request)
         case ("GET", ["requests"]):
-            return .json(200, ["requests": await recorder.log.map(\.json)])
+            let (entries, last) = await recorder.entries(matching: .init(query: request.query))
+            return .json(200, ["requests": entries.map(\.json), "last_seq": last])
         case ("GET", ["stats"]):
             let counts = await store.counts
             return await recorder.stats(adding: [
@@ -78,6 +109,7 @@ struct AdminRoutes {
                 now = parsed
             }
             await calendar.set(now: now, newProject: body["new_project"] as? Bool ?? false)
+            await store.touch()  // the clock is exported with the state: --state-file saves it
             return await calendar.response
         case ("POST", ["tokens:expire"]):
             await authority.expireAll()

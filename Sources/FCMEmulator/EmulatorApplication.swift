@@ -37,6 +37,8 @@ package struct EmulatorConfiguration: Sendable {
     package var requestLogFile: String?
     package var requestLogLimit = 1_000_000
     package var stateFile: String?
+    /// `--import DIR`: start with the export in DIR.
+    package var importDirectory: String?
 
     package init() {}
 }
@@ -89,12 +91,12 @@ struct EmulatorResponder: HTTPResponder {
             metadata: MetadataServer(
                 authority: services.authority, projectID: configuration.projectID, projectNumber: configuration.senderID,
                 scopes: configuration.metadataScopes))
-        admin = AdminRoutes(
-            store: store, recorder: services.recorder, faults: services.faults, authority: services.authority, calendar: services.calendar,
-            oidcRequestToken: services.configuration.oidcRequestToken)
+        admin = AdminRoutes(services: services)
     }
 
     static let maximumBodyBytes = 8 << 20
+    /// An import carries a whole emulator: 100,000 registrations with ten topics each are some 60 MB.
+    static let maximumImportBytes = 1 << 30
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
@@ -102,14 +104,18 @@ struct EmulatorResponder: HTTPResponder {
         for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
         // HTTP/1's Host header arrives as the request's authority, not as a field.
         if let authority = request.head.authority { headers["host"] = authority }
-        let buffer = try await request.body.collect(upTo: Self.maximumBodyBytes)
+        let limit = request.uri.path == "/emulator/v1/import" ? Self.maximumImportBytes : Self.maximumBodyBytes
+        let buffer = try await request.body.collect(upTo: limit)
         let incoming = EmulatorRequest(
             method: request.method.rawValue, rawPath: request.uri.path, rawQuery: request.uri.query, headers: headers,
             body: Data(buffer.readableBytesView))
+        // The inspector page and the admin API are not FCM: neither is logged nor faulted.
+        if let page = InspectorPage.answer(incoming) { return Self.response(page) }
         if let answer = await admin.handle(incoming) { return Self.response(answer) }
 
         let endpoint = Endpoint.classify(incoming)
-        let answer = await answer(incoming, endpoint: endpoint)
+        let registrations = endpoint.map { Self.registrations(in: incoming, endpoint: $0) } ?? []
+        let answer = await answer(incoming, endpoint: endpoint, registrations: registrations)
         let elapsed = ContinuousClock.now - start
         await services.recorder.record(
             .init(
@@ -117,11 +123,11 @@ struct EmulatorResponder: HTTPResponder {
                 status: answer.dropConnection ? 0 : answer.status,
                 latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
                 bytesIn: incoming.body.count, bytesOut: answer.body.count, fields: TokenRequestFields.logged(incoming, endpoint: endpoint),
-                userProject: incoming.headers["x-goog-user-project"]))
+                userProject: incoming.headers["x-goog-user-project"], registrations: registrations))
         return Self.response(answer)
     }
 
-    func answer(_ request: EmulatorRequest, endpoint: Endpoint?) async -> EmulatorResponse {
+    func answer(_ request: EmulatorRequest, endpoint: Endpoint?, registrations: [String]) async -> EmulatorResponse {
         guard let endpoint else { return .rpcError(404, "fcm-emulator does not serve \(request.method) \(request.path)") }
         let configuration = services.configuration
         if endpoint.requiresBearer && !configuration.noAuth {
@@ -132,7 +138,6 @@ struct EmulatorResponder: HTTPResponder {
             }
             if let refusal = ScopeCheck.refusal(endpoint, scopes: await services.authority.scopes(of: token)) { return refusal }
         }
-        let registrations = Self.registrations(in: request, endpoint: endpoint)
         let cost = endpoint == .iidBatchAdd || endpoint == .iidBatchRemove ? max(1, registrations.count) : 1
         let verdict = await services.faults.decide(endpoint, registrations: registrations, cost: cost)
         let settings = await services.faults.faults
@@ -221,7 +226,10 @@ package enum EmulatorApplication {
             await services.authority.trust(email: email, key: key)
         }
         if let path = configuration.stateFile {
-            try await StatePersistence.load(path, into: services.store)
+            try await StatePersistence.load(stateFile: path, into: services)
+        }
+        if let directory = configuration.importDirectory {
+            try await StatePersistence.load(importDirectory: directory, into: services)
         }
         let app = Application(
             responder: EmulatorResponder(services: services),

@@ -18,7 +18,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
             /token or the metadata server, one given with --accept-token, or 'owner' (what fcmctl sends \
             with FCM_EMULATOR_HOST). The admin API under /emulator/v1/ needs none: GET state, POST reset, \
             POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
-            GET|PUT faults, GET|PUT quotas, POST tokens:expire.
+            GET|PUT faults, GET|PUT quotas, POST tokens:expire, GET health, GET export, POST import, and the paged \
+            GET registrations, topics, topics/NAME/subscribers and groups. A browser pointed at http://HOST:PORT/ \
+            gets the inspector, a page over that API.
             The first line on standard output is 'fcm-emulator listening on http://HOST:PORT'. See docs/emulator.md.
             """,
         version: BuildInfo.summary("fcm-emulator"))
@@ -26,8 +28,13 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Address to bind. Loopback by default.")
     var host = "127.0.0.1"
 
+    /// 9595: no Firebase emulator's default (firebase-tools' DEFAULT_PORTS: 4000, 4400, 4500, 5000, 5001, 5002,
+    /// 8080, 8085, 9000, 9099, 9150, 9199, 9299, 9399, 9499), outside the 9x99 run Firebase extends, and not a
+    /// Google Cloud emulator's (Datastore 8081, Bigtable 8086, Spanner 9010/9020). docs/emulator.md says why.
+    package static let defaultPort = 9595
+
     @Option(help: "Port to bind; 0 picks a free one (read it from the first output line).")
-    var port = 8085
+    var port = EmulatorCommand.defaultPort
 
     @Flag(
         help: ArgumentHelp(
@@ -134,6 +141,17 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Persist state in FILE: loaded at start, saved while it changes and at shutdown.")
     var stateFile: String?
 
+    @Option(
+        name: .customLong("import"),
+        help: ArgumentHelp(
+            "Start with the state exported to DIR (DIR/fcm-emulator-export.json).",
+            discussion: "Written by --export-on-exit or GET /emulator/v1/export; older versions of the format are read or refused with the reason.",
+            valueName: "DIR"))
+    var importDirectory: String?
+
+    @Option(help: ArgumentHelp("Export the state to DIR/fcm-emulator-export.json when stopped by SIGTERM or SIGINT.", valueName: "DIR"))
+    var exportOnExit: String?
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "warning"
 
@@ -187,6 +205,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         configuration.requestLogFile = requestLog
         configuration.requestLogLimit = requestLogLimit
         configuration.stateFile = stateFile
+        configuration.importDirectory = importDirectory
         return configuration
     }
 
@@ -196,6 +215,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
         guard subscriptionQps >= 0, messagesPerMinute >= 0 else { throw ValidationError("quotas must not be negative") }
         guard let lifetime = Self.lifetimeSeconds(tokenLifetime), lifetime >= 1, lifetime <= TokenAuthority.maximumLifetime else {
             throw ValidationError("--token-lifetime must be between 1s and 1h, like 5s or 10m; got '\(tokenLifetime)'")
+        }
+        if importDirectory != nil && stateFile != nil {
+            throw ValidationError("--import and --state-file both load a state at start: give one (--state-file FILE keeps saving to FILE)")
         }
         if oidcRequestToken != nil && acceptSubjectToken.isEmpty {
             throw ValidationError("--oidc-request-token needs an --accept-subject-token to hand out")
@@ -221,11 +243,12 @@ package struct EmulatorCommand: AsyncParsableCommand {
         }
         let errorLogger = logger
         let saver = stateFile.map { path in
-            Task { await StatePersistence.autosave(services.store, to: path) { errorLogger.error("\($0)") } }
+            Task { await StatePersistence.autosave(services, to: path) { errorLogger.error("\($0)") } }
         }
         try await app.runService()
         saver?.cancel()
-        if let stateFile { try await StatePersistence.save(services.store, to: stateFile) }
+        if let stateFile { try await StatePersistence.save(services, to: stateFile) }
+        if let exportOnExit { try await StatePersistence.export(services, toDirectory: exportOnExit) }
     }
 }
 

@@ -22,6 +22,15 @@ actor EmulatorStore {
         var message: String
     }
 
+    /// Topics are a project's: the same name in two projects is two topics. A registration without a
+    /// project files its subscriptions under "".
+    struct TopicKey: Hashable, Comparable, Sendable {
+        var project: String
+        var topic: String
+
+        static func < (a: TopicKey, b: TopicKey) -> Bool { (a.topic, a.project) < (b.topic, b.project) }
+    }
+
     struct GroupName: Hashable, Codable, Sendable {
         var senderId: String
         var name: String
@@ -67,6 +76,13 @@ actor EmulatorStore {
     private var groupNamesByID: [Int: GroupName] = [:]
     private var nextGroupID = 1
     private(set) var dirty = false
+    /// Who subscribes to what, kept beside the registrations so the inspector can list a topic's subscribers
+    /// (the view FCM never gives) without walking every registration.
+    var subscribers: [TopicKey: Set<String>] = [:]
+    /// Sorted views for paged listings, rebuilt on the first read after a change (nil: stale).
+    var sortedIDs: [String]?
+    var sortedTopicKeys: [TopicKey]?
+    var sortedSubscribers: [TopicKey: [String]] = [:]
 
     init(autoRegister: Bool) {
         self.autoRegister = autoRegister
@@ -80,6 +96,9 @@ actor EmulatorStore {
         case .any: nil
         }
     }
+
+    /// Something saved with the state changed outside the store (the clock): `--state-file` saves again.
+    func touch() { dirty = true }
 
     func link(sender: String, to project: String) {
         senders[sender] = project
@@ -122,16 +141,19 @@ actor EmulatorStore {
             var record = RegistrationRecord(kind: Self.kind(of: id))
             record.project = projectID(of: caller)
             registrations[id] = record
+            sortedIDs = nil
             dirty = true
         }
         return .valid
     }
 
     func register(_ id: String, kind: String, project: String?, platform: String? = nil, app: String? = nil) {
+        if registrations[id] == nil { sortedIDs = nil }
         var record = registrations[id] ?? RegistrationRecord(kind: kind)
         record.uninstalled = false
         if let project, record.project != project {
             // A registration moved to another project keeps none of the old project's subscriptions.
+            for topic in record.topics.keys { unindex(id, topic, project: record.project) }
             record.topics = [:]
             record.project = project
         }
@@ -145,7 +167,8 @@ actor EmulatorStore {
 
     /// The app was uninstalled: its subscriptions vanish and device groups drop it, as FCM does.
     func uninstall(_ id: String) -> Bool {
-        guard registrations[id] != nil else { return false }
+        guard let record = registrations[id] else { return false }
+        for topic in record.topics.keys { unindex(id, topic, project: record.project) }
         registrations[id]?.uninstalled = true
         registrations[id]?.topics = [:]
         dirty = true
@@ -165,6 +188,7 @@ actor EmulatorStore {
         if record.topics[topic] != nil { return .alreadyExists }
         if record.topics.count >= Self.topicLimit { return .tooManyTopics }
         registrations[id]?.topics[topic] = Date()
+        index(id, topic, project: record.project)
         dirty = true
         return .created
     }
@@ -172,8 +196,38 @@ actor EmulatorStore {
     /// Returns false when there was no such subscription.
     func unsubscribe(_ id: String, from topic: String) -> Bool {
         let removed = registrations[id]?.topics.removeValue(forKey: topic) != nil
-        if removed { dirty = true }
+        if removed {
+            unindex(id, topic, project: registrations[id]?.project)
+            dirty = true
+        }
         return removed
+    }
+
+    private func index(_ id: String, _ topic: String, project: String?) {
+        let key = TopicKey(project: project ?? "", topic: topic)
+        if subscribers[key] == nil { sortedTopicKeys = nil }
+        subscribers[key, default: []].insert(id)
+        sortedSubscribers[key] = nil
+    }
+
+    private func unindex(_ id: String, _ topic: String, project: String?) {
+        let key = TopicKey(project: project ?? "", topic: topic)
+        subscribers[key]?.remove(id)
+        sortedSubscribers[key] = nil
+        if subscribers[key]?.isEmpty == true {
+            subscribers[key] = nil
+            sortedTopicKeys = nil
+        }
+    }
+
+    private func rebuildIndex() {
+        subscribers = [:]
+        for (id, record) in registrations {
+            for topic in record.topics.keys { subscribers[TopicKey(project: record.project ?? "", topic: topic), default: []].insert(id) }
+        }
+        sortedIDs = nil
+        sortedTopicKeys = nil
+        sortedSubscribers = [:]
     }
 
     // MARK: Messages
@@ -232,9 +286,12 @@ actor EmulatorStore {
         registrations = [:]
         groups = [:]
         groupNamesByID = [:]
+        rebuildIndex()
         dirty = true
     }
 
+    /// The in-memory form of an export (StateExport.swift writes and reads it); Codable only to read the
+    /// version 1 files of `--state-file`, which were this struct encoded with JSONEncoder.
     struct Snapshot: Codable {
         var version = 1
         var senders: [String: String]?
@@ -255,17 +312,23 @@ actor EmulatorStore {
             nextGroupID: nextGroupID)
     }
 
-    func restore(_ snapshot: Snapshot) {
+    /// `replacingSenders`: an import replaces the sender links; `--state-file` (always loaded first) merges.
+    func restore(_ snapshot: Snapshot, replacingSenders: Bool = false) {
         registrations = snapshot.registrations
+        if replacingSenders { senders = [:] }
         senders.merge(snapshot.senders ?? [:]) { _, restored in restored }
-        groups = Dictionary(uniqueKeysWithValues: snapshot.groups.map { ($0.name, $0.record) })
-        groupNamesByID = Dictionary(uniqueKeysWithValues: snapshot.groups.map { ($0.record.id, $0.name) })
-        nextGroupID = snapshot.nextGroupID
-        dirty = false
+        groups = Dictionary(snapshot.groups.map { ($0.name, $0.record) }) { _, last in last }
+        groupNamesByID = Dictionary(snapshot.groups.map { ($0.record.id, $0.name) }) { _, last in last }
+        nextGroupID = max(snapshot.nextGroupID, (snapshot.groups.map(\.record.id).max() ?? 0) + 1)
+        rebuildIndex()
+        // Sorted now, at start or import, rather than by the first page someone opens after it.
+        sortedIDs = registrations.keys.sorted()
+        sortedTopicKeys = subscribers.keys.sorted()
+        dirty = replacingSenders
     }
 
     var counts: (registrations: Int, subscriptions: Int, groups: Int) {
-        (registrations.count, registrations.values.reduce(0) { $0 + $1.topics.count }, groups.count)
+        (registrations.count, subscribers.values.reduce(0) { $0 + $1.count }, groups.count)
     }
 
     /// A deterministic dump: sorted, and without the request log, so two dumps compare equal exactly

@@ -19,6 +19,9 @@ actor PlatformCalendar {
 
     var now: Date { fixedNow ?? Date() }
 
+    /// What an export keeps of the clock.
+    var clock: StateExport.Clock { .init(now: fixedNow, newProject: newProject) }
+
     func set(now: Date?, newProject: Bool) {
         fixedNow = now
         self.newProject = newProject

@@ -1,0 +1,61 @@
+"""Headless Chromium (Debian's chromium and chromium-driver) under selenium, for the inspector's browser test
+and benchmark. Nothing beyond loopback: Chromium resolves no host name and runs none of its background
+services (updates, sync, safe browsing), so the only traffic is to the emulator and the test's image server."""
+import os
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
+
+
+def start_browser(width=1400, height=1000):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    # Selenium Manager would look for drivers online when it cannot find them; both paths are given.
+    os.environ.setdefault("SE_OFFLINE", "true")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in [
+        "--headless=new", "--no-sandbox",  # as root, Chromium's sandbox refuses to start
+        "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}",
+        "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-default-apps", "--disable-extensions", "--disable-domain-reliability",
+        "--disable-client-side-phishing-detection", "--metrics-recording-only", "--safebrowsing-disable-auto-update",
+        # Every host name but loopback fails to resolve.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+    ]:
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+
+
+def png(width, height):
+    """A small gradient PNG, made here so the test needs no image from anywhere."""
+    import struct
+    import zlib
+
+    rows = b"".join(b"\x00" + b"".join(bytes((x * 255 // width, y * 255 // height, 160)) for x in range(width)) for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+class ImageServer:
+    """Serves DIRECTORY on 127.0.0.1 (a free port) in a thread: where a notification's image comes from."""
+
+    def __init__(self, directory):
+        handler = lambda *args, **kwargs: SimpleHTTPRequestHandler(*args, directory=str(directory), **kwargs)  # noqa: E731
+        SimpleHTTPRequestHandler.log_message = lambda *args: None
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
