@@ -97,6 +97,18 @@ final class Pipeline {
         return desired
     }
 
+    /// One note per device whose registration the plan replaces: the rotation, not an anonymous add and remove.
+    static func rotationNotes(_ rotations: [(name: String, old: Registration, new: Registration)], plan: Plan) -> [Diagnostic] {
+        let touched = Set(plan.topics.flatMap { $0.added + $0.removed } + plan.groups.flatMap { $0.added + $0.removed })
+        let redactor = Redactor(showTokens: false)
+        return rotations.filter { touched.contains($0.old) || touched.contains($0.new) }.map { rotation in
+            Diagnostic(
+                .note,
+                "device \(rotation.name) rotated its registration (\(redactor(rotation.old)) → \(redactor(rotation.new))): "
+                    + "its subscriptions and group memberships move to the new one")
+        }
+    }
+
     /// "Devices: 100000 (99990 from fleet.jsonl, 10 from lab.csv)": what the device files contributed.
     static func deviceFileCounts(_ manifest: Manifest) -> String? {
         var counts: [String: Int] = [:]
@@ -224,7 +236,7 @@ final class Pipeline {
     func compute(
         service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false
     ) async throws -> Computed {
-        let desired = try self.desired ?? loadDesired()
+        var desired = try self.desired ?? loadDesired()
         let snapshot = try await readState(store)
         try checkProject(snapshot, store: store)
         let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
@@ -261,9 +273,15 @@ final class Pipeline {
         let ledger = snapshot.ledger.aligned(with: observed, desired: desired, adoptExisting: adoptExisting)
         observed.fillUnreadMembers(from: ledger)
         noteRecordedMembers(observed)
-        let plan = targeting.apply(
+        // A registration the manifests no longer name keeps the name it had, so a rotated token reads as
+        // that device's, on both sides of the change.
+        for (registration, name) in snapshot.ledger.deviceNames where desired.deviceNames[registration] == nil {
+            desired.deviceNames[registration] = name
+        }
+        var plan = targeting.apply(
             to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed, adoptExisting: adoptExisting),
             deviceNames: desired.deviceNames)
+        plan.notes += Self.rotationNotes(snapshot.ledger.rotations(in: scope.plannedDesired), plan: plan)
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: World.current.now())
         for notice in deprecations { console.err("warning: \(notice.message)") }

@@ -84,5 +84,18 @@ extension Ledger {
         next.forget(unsettled)
         for address in unsettledGroups where address.hasPrefix("group/") { next.groups[String(address.dropFirst(6))] = nil }
         applied = next
+        deviceNames.merge(declared.deviceNames) { _, declared in declared }
+    }
+
+    /// Devices whose manifest entry now names another registration than the one fcmctl recorded for them:
+    /// the name, the old and the new registration, sorted by name.
+    package func rotations(in desired: DesiredState) -> [(name: String, old: Registration, new: Registration)] {
+        var current: [String: Registration] = [:]
+        for (registration, name) in desired.deviceNames { current[name] = registration }
+        var found: [(name: String, old: Registration, new: Registration)] = []
+        for (old, name) in deviceNames where desired.deviceNames[old] == nil {
+            if let new = current[name], new != old { found.append((name, old, new)) }
+        }
+        return found.sorted { ($0.name, $0.old) < ($1.name, $1.old) }
     }
 }

@@ -12,6 +12,9 @@ package struct Ledger: Hashable, Sendable {
     package var pending: PendingChanges
     /// What the manifests declared when an apply last succeeded (for `plan --refresh=changed`).
     package var applied = AppliedDeclarations()
+    /// The device names the manifests gave the registrations fcmctl records, as of the last apply: a token
+    /// that rotated away is still shown with its device's name.
+    package var deviceNames: [Registration: String] = [:]
     /// The project these records are in (empty in a state written before states were bound to one): a run
     /// for another project refuses the state, and every write records the project of the run that makes it.
     package var project = ProjectBinding()

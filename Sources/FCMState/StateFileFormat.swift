@@ -14,7 +14,8 @@ package enum StateFileFormat {
     package static let currentVersion = 4
     /// Fields a state may have; any other is damage (a renamed `topics` once read as "no topics").
     static let knownFields: Set<String> = [
-        "version", "lineage", "serial", "project", "merged_runs", "tokens", "fids", "groups", "topics", "applied", "pending", "checksum",
+        "version", "lineage", "serial", "project", "merged_runs", "tokens", "fids", "groups", "topics", "device_names", "applied", "pending",
+        "checksum",
     ]
     static let checksumField = ",\n\"checksum\": \"sha256:"
 
@@ -116,6 +117,18 @@ package enum StateFileFormat {
         out.raw(ledger.groups.isEmpty ? "}" : "\n}")
         out.raw(",\n\"topics\": ")
         topicMap(ledger.topics, indent: "  ", closing: "\n}")
+        // Names only of registrations the state records: a rotated-away token's name leaves with its records.
+        let named = ledger.deviceNames.compactMap { entry in position[entry.key].map { ($0, entry.value) } }.sorted { $0.0 < $1.0 }
+        if !named.isEmpty {
+            out.raw(",\n\"device_names\": {")
+            for (index, (reference, name)) in named.enumerated() {
+                out.raw(index == 0 ? "\n  " : ",\n  ")
+                out.string(String(reference))
+                out.raw(": ")
+                out.string(name)
+            }
+            out.raw("\n}")
+        }
         if !ledger.applied.isEmpty {
             // Fingerprints of what the last successful apply declared: 32 hex digits per registration.
             out.raw(",\n\"applied\": {\"groups\": {")
@@ -343,6 +356,13 @@ package enum StateFileFormat {
         for (name, value) in document["topics"]?.object ?? [:] {
             let set = try members(value, "topics.\(name)")
             if !set.isEmpty { ledger.topics[name] = set }
+        }
+        if let names = document["device_names"], names.object == nil { throw invalid("device_names", "is not an object") }
+        for (reference, value) in document["device_names"]?.object ?? [:] {
+            guard let position = Int(reference), registrations.indices.contains(position), let name = value.string, !name.isEmpty else {
+                throw invalid("device_names.\(reference)", "is not a registration position with a device name")
+            }
+            ledger.deviceNames[registrations[position]] = name
         }
         if let pending = document["pending"] {
             guard pending.object != nil else { throw invalid("pending", "is not an object") }

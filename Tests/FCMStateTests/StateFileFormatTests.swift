@@ -31,6 +31,16 @@ import Testing
         #expect(StateFileFormat.encode(decoded.ledger, mergedRuns: ["r1"]) == bytes)
     }
 
+    /// Names of recorded registrations survive a write; a name whose registration the state no longer records
+    /// (a token rotated away) is not written.
+    @Test func deviceNamesOfRecordedRegistrationsRoundTrip() throws {
+        var ledger = sample()
+        ledger.deviceNames = [a: "kiosk \"one\"", f: "tablet", Registration(value: "gone:APA91b", kind: .token): "old"]
+        let decoded = try StateFileFormat.decode(StateFileFormat.encode(ledger), source: "s").ledger
+        #expect(decoded.deviceNames == [a: "kiosk \"one\"", f: "tablet"])
+        #expect(decoded.topics == ledger.topics && decoded.groups == ledger.groups)
+    }
+
     @Test func eachRegistrationIsStoredOnce() throws {
         let text = String(decoding: StateFileFormat.encode(sample()), as: UTF8.self)
         #expect(text.components(separatedBy: "cR1rjyj4_KcAPA91bGusQ2").count == 2)
