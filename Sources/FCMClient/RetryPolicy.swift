@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// When and how long to wait before trying a request again.
@@ -16,7 +17,7 @@ package struct RetryPolicy: Sendable {
 
     package init() {}
 
-    package static let retryableStatuses: Set<Int> = [429, 500, 503]
+    package static let retryableStatuses = TransientStatus.all
 
     package enum Decision: Equatable, Sendable {
         case retry(after: Double)

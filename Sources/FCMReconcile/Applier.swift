@@ -173,7 +173,7 @@ package struct Applier: Sendable {
             if let refused = error as? LeaseFence.Refused, report.stopped == nil { report.stopped = refused.description }
             let status: OperationOutcome.Status
             if let error = error as? FCMServiceError {
-                status = .failed(code: error.code, message: error.message, retryable: [429, 500, 502, 503, 504].contains(error.status))
+                status = .failed(code: error.code, message: error.message, retryable: TransientStatus.all.contains(error.status))
             } else {
                 status = .failed(code: "TRANSPORT", message: "\(error)", retryable: true)
             }

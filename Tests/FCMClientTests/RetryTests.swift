@@ -1,4 +1,5 @@
 import FCMClient
+import FCMCore
 import Foundation
 import Testing
 
@@ -38,6 +39,13 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     @Test(arguments: [400, 401, 403, 404, 409])
     func clientErrorsAreNeverRetried(status: Int) {
         #expect(policy.decide(status: status, retryAfter: nil, attempt: 1, elapsed: 0, jitter: FixedJitter([0.5]), now: now) == .giveUp)
+    }
+
+    /// One list for the client and the apply report: the front end's 502 and 504 are retried too.
+    @Test(arguments: [429, 500, 502, 503, 504])
+    func transientStatusesAreRetried(status: Int) {
+        #expect(policy.decide(status: status, retryAfter: nil, attempt: 1, elapsed: 0, jitter: FixedJitter([0.5]), now: now) != .giveUp)
+        #expect(TransientStatus.all.contains(status))
     }
 
     @Test func fullJitterGrowsExponentiallyAndIsBounded() {
