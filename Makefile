@@ -61,7 +61,7 @@ test:
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
 	python3 scripts/chaos/kill-apply --store gcs --trials 3 --seed 2
 	python3 scripts/chaos/kill-apply --signal mixed --trials 2 --seed 3
-	python3 scripts/chaos/journal-cuts --subscriptions 150
+	python3 scripts/chaos/journal-cuts --subscriptions 400
 	python3 scripts/fuzz --cases 500 --seed 1
 
 lint:
