@@ -78,7 +78,17 @@ struct DeviceFileReader {
             return nil
         }
         let location = SourceLocation(file: file, line: line, column: column)
-        return ManifestDevice(name: name, registration: Located(text, at: location), kind: ids[0].0, labels: labels, location: location)
+        return ManifestDevice(
+            name: Self.native(name), registration: Located(Self.native(text), at: location), kind: ids[0].0,
+            labels: Dictionary(uniqueKeysWithValues: labels.map { (Self.native($0.key), Self.native($0.value)) }), location: location)
+    }
+
+    /// Strings from JSONSerialization are bridged NSStrings, slow to hash and compare for the rest of the
+    /// run (a 100,000-device plan was 6 % slower than the same fleet in YAML): made native once here.
+    static func native(_ text: String) -> String {
+        var copy = text
+        copy.makeContiguousUTF8()
+        return copy
     }
 
     // MARK: CSV
