@@ -11,13 +11,13 @@ enum ManifestSets {
     static func expandSkippingIncluded(_ paths: [String]) -> [[String]] {
         let sets = expand(paths)
         guard sets.count > 1 else { return sets }
-        var included = Set<String>()
-        for set in sets { included.formUnion(ManifestLoader().load(paths: set).includedFiles.map(ManifestLoader.identity)) }
+        let loaded = sets.map { ManifestLoader().load(paths: $0) }
+        let included = Set(loaded.flatMap { $0.includedFiles.map(ManifestLoader.identity) })
         guard !included.isEmpty else { return sets }
-        return sets.filter { set in
-            let files = ManifestLoader().load(paths: set).ownFiles.map(ManifestLoader.identity)
+        return zip(sets, loaded).filter { _, result in
+            let files = result.ownFiles.map(ManifestLoader.identity)
             return files.isEmpty || !files.allSatisfy(included.contains)
-        }
+        }.map(\.0)
     }
 
     static func expand(_ paths: [String]) -> [[String]] {
