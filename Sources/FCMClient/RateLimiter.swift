@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// Paces subscription changes to a project's quota: one limiter per project, shared by every request in
@@ -25,7 +26,7 @@ import Foundation
 /// quota wall found, if lower).
 package final class RateLimiter: @unchecked Sendable {
     package let configuredRate: Double
-    private let clock: any PacingClock
+    private let clock: any RunClock
     private let burstSeconds: Double
     private let lock = NSLock()
     private var currentRate: Double
@@ -69,7 +70,7 @@ package final class RateLimiter: @unchecked Sendable {
     package static let tick = 0.025
 
     /// `perSecond` 0 or less means unlimited.
-    package init(perSecond: Double, clock: any PacingClock, burstSeconds: Double = 0.1, executor: (any TaskExecutor)? = nil) {
+    package init(perSecond: Double, clock: any RunClock, burstSeconds: Double = 0.1, executor: (any TaskExecutor)? = nil) {
         configuredRate = perSecond
         currentRate = perSecond
         lowest = perSecond

@@ -48,7 +48,7 @@ package struct RequestSender: Sendable {
     package let credentials: (any AccessTokenProvider)?
     package let limiter: RateLimiter?
     package let policy: RetryPolicy
-    package let clock: any PacingClock
+    package let clock: any RunClock
     package let jitter: any JitterSource
     package let statistics: SendStatistics
     /// Armed with the state lock while a command holds it: requests that change FCM wait on it (see `LeaseFence`).
@@ -59,7 +59,7 @@ package struct RequestSender: Sendable {
 
     package init(
         transport: any HTTPTransport, credentials: (any AccessTokenProvider)?, limiter: RateLimiter? = nil,
-        policy: RetryPolicy = RetryPolicy(), clock: any PacingClock = SystemPacingClock(), jitter: any JitterSource = SystemJitter(),
+        policy: RetryPolicy = RetryPolicy(), clock: any RunClock = SystemClock(), jitter: any JitterSource = SystemJitter(),
         statistics: SendStatistics = SendStatistics(), fence: LeaseFence? = nil, stop: StopSignal? = nil
     ) {
         self.fence = fence

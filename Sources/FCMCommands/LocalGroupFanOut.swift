@@ -24,7 +24,7 @@ struct LocalGroupFanOut {
 
     func send(_ message: OutgoingMessage, to group: DesiredGroup, names: [Registration: String], validateOnly: Bool) async throws {
         let console = Console.current
-        let limiter = RateLimiter(perSecond: Self.messagesPerSecond, clock: SystemPacingClock())
+        let limiter = RateLimiter(perSecond: Self.messagesPerSecond, clock: SystemClock())
         let service = self.service
         let outcomes = try await BoundedConcurrency.map(group.members.sorted(), limit: ConcurrencyLimit(maximum: parallelism)) { registration in
             var one = message

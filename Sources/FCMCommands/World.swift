@@ -11,16 +11,21 @@ package struct World: Sendable {
     package var connect: @Sendable (_ project: ProjectSettings, _ options: ConnectOptions) throws -> Connection
     /// The state store at `path`; `warn` prints a warning for a person.
     package var store: @Sendable (_ path: String, _ warn: @escaping @Sendable (String) -> Void) -> any StateStore
+    /// The run's one clock: backoff, pacing, leases, progress. Tests pass a `ManualClock`.
+    package var clock: any RunClock
+    /// Today as the deprecation notices see it: the clock's wall time, unless FCMCTL_NOW rehearses another day.
     package var now: @Sendable () -> Date
 
     package init(
         connect: @escaping @Sendable (ProjectSettings, ConnectOptions) throws -> Connection,
         store: @escaping @Sendable (String, @escaping @Sendable (String) -> Void) -> any StateStore,
-        now: @escaping @Sendable () -> Date = { Date() }
+        clock: any RunClock = SystemClock(),
+        now: (@Sendable () -> Date)? = nil
     ) {
         self.connect = connect
         self.store = store
-        self.now = now
+        self.clock = clock
+        self.now = now ?? { clock.wallTime() }
     }
 
     @TaskLocal package static var current = World.live

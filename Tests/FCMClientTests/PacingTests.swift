@@ -1,11 +1,12 @@
 import FCMClient
+import FCMCore
 import Foundation
 import Synchronization
 import Testing
 
 @Suite struct RateLimiterTests {
     @Test func pacesToTheConfiguredRate() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 100, clock: clock)
         for _ in 0..<1000 { try await limiter.acquire() }
         // 1000 changes at 100/s, the first ones from 0.1 s of saved-up rate: the last leaves at 9.89 s.
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func batchesLargerThanTheBurstPayBack() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 1000, clock: clock)
         for _ in 0..<5 { try await limiter.acquire(1000) }
         // Each batch books a second of rate; the first starts 0.1 s early from saved-up rate.
@@ -21,7 +22,7 @@ import Testing
     }
 
     /// Answers at `perSecond` for `seconds`, every `refusedEvery`-th a 429 (0: none).
-    func answer(_ limiter: RateLimiter, _ clock: ManualPacingClock, perSecond: Int, seconds: Double, refusedEvery: Int) {
+    func answer(_ limiter: RateLimiter, _ clock: ManualClock, perSecond: Int, seconds: Double, refusedEvery: Int) {
         let count = Int(Double(perSecond) * seconds)
         for index in 1...count {
             clock.advance(1 / Double(perSecond))
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aQuotaWallDropsTheRateBelowWhatWasAccepted() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 100_000, clock: clock)
         // FCM accepts 3,000 changes a second; whatever is sent beyond is refused.
         let lowest = try await paced(limiter, clock, seconds: 2) { index, rate in
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func theFirstAnswerAfterAQuietSpellIsNotAWindowOfItsOwn() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 2500, clock: clock)
         // Seconds of refreshing send nothing paced; then the first change is refused, the rest accepted.
         clock.advance(12)
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func scatteredRefusalsAreNotAWall() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 2500, clock: clock)
         // One answer in twenty refused at random places, for a minute: the rate never moves.
         answer(limiter, clock, perSecond: 2500, seconds: 60, refusedEvery: 20)
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func theRateClimbsBackAfterAWallWhileItIsUsed() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 1000, clock: clock)
         answer(limiter, clock, perSecond: 1000, seconds: 1, refusedEvery: 2)
         let cut = limiter.rate
@@ -83,7 +84,7 @@ import Testing
     /// Paced answers for `seconds` of the manual clock: each request waits for its slot (so answers come at
     /// whatever rate the limiter allows), then gets `answer(index, rate)`. Returns the lowest rate seen.
     func paced(
-        _ limiter: RateLimiter, _ clock: ManualPacingClock, seconds: Double, _ answer: (Int, Double) -> RateLimiter.Answer
+        _ limiter: RateLimiter, _ clock: ManualClock, seconds: Double, _ answer: (Int, Double) -> RateLimiter.Answer
     ) async throws -> Double {
         let end = clock.now() + seconds
         var lowest = limiter.rate
@@ -107,7 +108,7 @@ import Testing
     }
 
     @Test func errorsAtRandomCutTheRateOnceAndNoMore() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 2500, clock: clock)
         let lowest = try await paced(limiter, clock, seconds: 120, Self.mixed)
         // One cut, by the 20 % share of server errors (the 429s alone would cut less: to 90 % of the 90 % not
@@ -118,7 +119,7 @@ import Testing
     }
 
     @Test func nearlyHalfTheAnswersFailingStillKeepsATenthOfTheRate() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 3000, clock: clock)
         // 49 % errors: 29 % 429 and 20 % 5xx, all the time.
         let lowest = try await paced(limiter, clock, seconds: 120) { index, _ in
@@ -129,7 +130,7 @@ import Testing
     }
 
     @Test func serverErrorsSlowTheRateAndItRecoversWhenTheyStop() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 1000, clock: clock)
         let lowest = try await paced(limiter, clock, seconds: 30) { index, _ in index % 5 == 0 ? .serverError : .accepted }
         #expect(abs(lowest - 800) < 5, "a window of 20 % 5xx lowers the rate by a fifth, once: \(lowest)")
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func aServerThatRecoversWhenSlowedIsSlowedUntilItDoes() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 1000, clock: clock)
         // An overloaded backend that copes with 400 changes a second: whatever is sent beyond fails.
         let lowest = try await paced(limiter, clock, seconds: 20) { index, rate in
@@ -149,7 +150,7 @@ import Testing
     }
 
     @Test func errorsJustAroundTheThresholdDoNotRatchetTheRateDown() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 2500, clock: clock)
         // 5 % 429 and, in turn, 10 % or 6 % 5xx a window: above the threshold, then just below it, for minutes.
         var window = 0
@@ -166,7 +167,7 @@ import Testing
     }
 
     @Test func aStoppingRunReleasesEveryWaiter() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 10, clock: clock, burstSeconds: 0)
         for _ in 0..<5 { try await limiter.acquire() }
         let before = clock.now()
@@ -176,7 +177,7 @@ import Testing
     }
 
     @Test func manyWaitersShareOneSleeper() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 1000, clock: clock, burstSeconds: 0)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<400 { group.addTask { try? await limiter.acquire() } }
@@ -219,7 +220,7 @@ import Testing
     }
 
     @Test func zeroMeansUnpaced() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 0, clock: clock)
         for _ in 0..<10_000 { try await limiter.acquire() }
         #expect(clock.now() == 0)
@@ -228,7 +229,7 @@ import Testing
 
 @Suite struct TokenCacheTests {
     @Test func concurrentCallersShareOneRefresh() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let counter = Counter()
         let provider = CachedTokenProvider(clock: clock) {
             try await Task.sleep(for: .milliseconds(20))
@@ -243,7 +244,7 @@ import Testing
     }
 
     @Test func refreshesBeforeExpiryAndAfterInvalidation() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let counter = Counter()
         let provider = CachedTokenProvider(clock: clock) { ("token-\(counter.next())", 3600) }
         #expect(try await provider.token() == "token-1")
@@ -295,9 +296,9 @@ import Testing
 }
 
 /// Sleeps on a transport's worker loop, but measures time by what was slept alone.
-final class WorkerSleepClock: PacingClock, @unchecked Sendable {
+final class WorkerSleepClock: RunClock, @unchecked Sendable {
     private let transport: CurlTransport
-    private let manual = ManualPacingClock()
+    private let manual = ManualClock()
 
     init(transport: CurlTransport) { self.transport = transport }
 

@@ -93,14 +93,14 @@ enum HTTPDate {
 }
 
 @Suite struct RequestSenderTests {
-    func sender(_ transport: ScriptedTransport, clock: ManualPacingClock, credentials: (any AccessTokenProvider)? = nil, limiter: RateLimiter? = nil)
+    func sender(_ transport: ScriptedTransport, clock: ManualClock, credentials: (any AccessTokenProvider)? = nil, limiter: RateLimiter? = nil)
         -> RequestSender
     {
         RequestSender(transport: transport, credentials: credentials, limiter: limiter, clock: clock, jitter: FixedJitter([0.5]))
     }
 
     @Test func transientFailuresAreRetriedWithBackoff() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let transport = ScriptedTransport([.respond(503, [:]), .fail, .respond(429, ["retry-after": "3"]), .respond(200, [:])])
         let response = try await sender(transport, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y"))
         #expect(response.status == 200)
@@ -109,7 +109,7 @@ enum HTTPDate {
     }
 
     @Test func otherClientErrorsReturnAtOnce() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let transport = ScriptedTransport([.respond(400, [:])])
         #expect(try await sender(transport, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 400)
         #expect(transport.sent.count == 1)
@@ -117,7 +117,7 @@ enum HTTPDate {
     }
 
     @Test func persistentFailureGivesUpAfterTheLastAttempt() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let transport = ScriptedTransport(Array(repeating: .fail, count: 10))
         await #expect(throws: TransportError.self) {
             _ = try await sender(transport, clock: clock).send(HTTPRequest(method: "GET", url: "http://x/y"))
@@ -126,7 +126,7 @@ enum HTTPDate {
     }
 
     @Test func a401RefreshesTheTokenOnceAndRetries() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let counter = Counter()
         let provider = CachedTokenProvider(clock: clock) { ("token-\(counter.next())", 3600) }
         let transport = ScriptedTransport([.respond(401, [:]), .respond(200, [:])])
@@ -140,7 +140,7 @@ enum HTTPDate {
 
     /// FCM's 401 THIRD_PARTY_AUTH_ERROR is about the project's APNs or web push credentials: the token is fine.
     @Test func a401ThirdPartyAuthErrorIsNotAReasonToRefresh() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let counter = Counter()
         let provider = CachedTokenProvider(clock: clock) { ("token-\(counter.next())", 3600) }
         let body =
@@ -152,7 +152,7 @@ enum HTTPDate {
     }
 
     @Test func quotaRefusalsOfPacedRequestsDoNotUseUpTheAttempts() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 5000, clock: clock)
         let storm = ScriptedTransport(Array(repeating: .respond(429, [:]), count: 10) + [.respond(200, [:])])
         let paced = try await sender(storm, clock: clock, limiter: limiter).send(HTTPRequest(method: "POST", url: "http://x/y"), pacedCost: 1)
@@ -166,7 +166,7 @@ enum HTTPDate {
     }
 
     @Test func quotaRefusalsBetweenOtherFailuresDoNotCountAgainstThem() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 5000, clock: clock)
         // Five 503s, each after a 429: ten failures in a row, but only five count, and the sixth try succeeds.
         let mixed = ScriptedTransport(Array(repeating: [.respond(429, [:]), .respond(503, [:])], count: 5).flatMap { $0 } + [.respond(200, [:])])
@@ -181,7 +181,7 @@ enum HTTPDate {
     }
 
     @Test func pacedAnswersReachTheLimiter() async throws {
-        let clock = ManualPacingClock()
+        let clock = ManualClock()
         let limiter = RateLimiter(perSecond: 100, clock: clock)
         // Forty answers over more than a window, half of them 429: a wall, and the rate drops.
         let transport = ScriptedTransport(Array(repeating: [.respond(429, [:]), .respond(200, [:])], count: 20).flatMap { $0 })

@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// An `external_account` file: workload identity federation (AIP-4117). A subject token from a file or a
@@ -133,7 +134,7 @@ package struct ExternalAccount: Sendable {
         return form
     }
 
-    func token(scopes: [String], transport: any HTTPTransport, clock: any PacingClock) async throws -> (token: String, expiresIn: Double) {
+    func token(scopes: [String], transport: any HTTPTransport, clock: any RunClock) async throws -> (token: String, expiresIn: Double) {
         let subject = try await subjectToken(transport: transport)
         let federated = try await OAuthExchange.post(
             tokenURL, form: exchangeForm(subjectToken: subject, scopes: scopes), headers: GoogleTokenServices.basicAuth(clientID, clientSecret),

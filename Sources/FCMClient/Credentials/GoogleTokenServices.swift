@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// Google's token services beyond the OAuth endpoint: the Security Token Service's exchange (RFC 8693)
@@ -20,7 +21,7 @@ enum GoogleTokenServices {
     /// (RFC 3339) becomes a lifetime against the clock.
     static func generateAccessToken(
         _ url: String, sourceToken: String, scopes: [String], delegates: [String], lifetimeSeconds: Int?, transport: any HTTPTransport,
-        clock: any PacingClock, what: String
+        clock: any RunClock, what: String
     ) async throws -> (token: String, expiresIn: Double) {
         var body: [String: Any] = ["scope": scopes, "lifetime": "\(lifetimeSeconds ?? 3600)s"]
         if !delegates.isEmpty { body["delegates"] = delegates }

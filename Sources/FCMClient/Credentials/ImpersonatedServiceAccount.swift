@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// An `impersonated_service_account` file (what `gcloud auth application-default login
@@ -38,7 +39,7 @@ package struct ImpersonatedServiceAccount: Sendable {
         quotaProject = CredentialFile.quotaProject(object)
     }
 
-    func token(scopes: [String], transport: any HTTPTransport, clock: any PacingClock) async throws -> (token: String, expiresIn: Double) {
+    func token(scopes: [String], transport: any HTTPTransport, clock: any RunClock) async throws -> (token: String, expiresIn: Double) {
         let sourceToken: (token: String, expiresIn: Double)
         switch source {
         case .user(let user):

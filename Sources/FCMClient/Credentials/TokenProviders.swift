@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// A token that never changes: the emulator's "owner" or FCM_ACCESS_TOKEN.
@@ -21,7 +22,7 @@ package typealias TokenFetch = @Sendable () async throws -> (token: String, expi
 /// the same one: at fleet scale hundreds of requests are in flight when a token runs out.
 package actor CachedTokenProvider: AccessTokenProvider {
     private let fetch: TokenFetch
-    private let clock: any PacingClock
+    private let clock: any RunClock
     package nonisolated let quotaProject: String?
     private var current: (token: String, refreshAt: Double)?
     private var inFlight: Task<(token: String, expiresIn: Double), any Error>?
@@ -30,7 +31,7 @@ package actor CachedTokenProvider: AccessTokenProvider {
     /// Refreshed this long before expiry, so no request is sent with a token about to lapse.
     static let margin = 300.0
 
-    package init(clock: any PacingClock = SystemPacingClock(), quotaProject: String? = nil, fetch: @escaping TokenFetch) {
+    package init(clock: any RunClock = SystemClock(), quotaProject: String? = nil, fetch: @escaping TokenFetch) {
         self.fetch = fetch
         self.clock = clock
         self.quotaProject = quotaProject
@@ -59,7 +60,7 @@ package actor CachedTokenProvider: AccessTokenProvider {
 package enum TokenProviderFactory {
     package static func make(
         _ source: CredentialSource, environment: [String: String], transport: any HTTPTransport,
-        clock: any PacingClock = SystemPacingClock()
+        clock: any RunClock = SystemClock()
     ) throws -> any AccessTokenProvider {
         let scopes = GoogleTokenServices.scopes
         // GOOGLE_CLOUD_QUOTA_PROJECT wins over the file's quota_project_id, as in google-auth.

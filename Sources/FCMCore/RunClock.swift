@@ -1,15 +1,21 @@
 import Foundation
 
-/// Time as the retry and pacing code sees it, injected so tests run instantly and deterministically.
-package protocol PacingClock: Sendable {
+/// The one clock of a run: retries, backoff, pacing, leases, deprecation notices and progress all ask it, so
+/// tests move time by hand (`ManualClock`) instead of waiting for it.
+package protocol RunClock: Sendable {
     /// Seconds on a monotonic scale.
     func now() -> Double
     func sleep(seconds: Double) async throws
-    /// Wall-clock time, for Retry-After given as an HTTP date.
+    /// Wall-clock time: Retry-After given as an HTTP date, lock ages, turndown dates.
     func wallTime() -> Date
 }
 
-package struct SystemPacingClock: PacingClock {
+extension RunClock {
+    /// Seconds from `start` (a `now()` reading) to now.
+    package func seconds(since start: Double) -> Double { now() - start }
+}
+
+package struct SystemClock: RunClock {
     package init() {}
 
     package func now() -> Double {
@@ -25,29 +31,13 @@ package struct SystemPacingClock: PacingClock {
     package func wallTime() -> Date { Date() }
 }
 
-/// The system clock, sleeping on a libcurl transport's worker loop (see `CurlTransport.sleep`).
-package struct TransportPacingClock: PacingClock {
-    let transport: CurlTransport
-
-    package init(transport: CurlTransport) { self.transport = transport }
-
-    package func now() -> Double { SystemPacingClock().now() }
-
-    package func sleep(seconds: Double) async throws {
-        await transport.sleep(seconds: seconds)
-        try Task.checkCancellation()
-    }
-
-    package func wallTime() -> Date { Date() }
-}
-
 extension ContinuousClock.Instant {
     /// A fixed point to measure from: the first instant anyone asked for.
     static let zeroReference = ContinuousClock.now
 }
 
 /// A clock that advances only when slept on: sleeping returns at once with time moved forward.
-package final class ManualPacingClock: PacingClock, @unchecked Sendable {
+package final class ManualClock: RunClock, @unchecked Sendable {
     private let lock = NSLock()
     private var current: Double
     private var slept: [Double] = []
@@ -73,27 +63,4 @@ package final class ManualPacingClock: PacingClock, @unchecked Sendable {
 
     /// Every sleep requested so far, in order.
     package var sleeps: [Double] { lock.withLock { slept } }
-}
-
-/// Randomness for jitter, injected like the clock.
-package protocol JitterSource: Sendable {
-    /// Uniform in [0, 1).
-    func unit() -> Double
-}
-
-package struct SystemJitter: JitterSource {
-    package init() {}
-    package func unit() -> Double { Double.random(in: 0..<1) }
-}
-
-/// Returns the given values in turn (then repeats the last): deterministic jitter for tests.
-package final class FixedJitter: JitterSource, @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Double]
-
-    package init(_ values: [Double]) { self.values = values }
-
-    package func unit() -> Double {
-        lock.withLock { values.count > 1 ? values.removeFirst() : (values.first ?? 0.5) }
-    }
 }
