@@ -55,10 +55,10 @@ struct LocalGroupFanOut {
         let gone = outcomes.filter { $0.status == "unregistered" }.count
         let failed = outcomes.count - sent - gone
         console.out(
-            "\(validateOnly ? "Dry run (validate only) to" : "Fan-out to") local group/\(group.name): \(plural(outcomes.count, "member")), "
+            "\(validateOnly ? "Dry run (validate only) to" : "Fan-out to") local \(Address.group(group.name)): \(plural(outcomes.count, "member")), "
                 + "\(sent) \(verb), \(gone) unregistered, \(failed) failed.")
         if gone > 0 {
-            console.err("warning: \(plural(gone, "member")) of group/\(group.name) no longer registered: drift; remove them from the manifest")
+            console.err("warning: \(plural(gone, "member")) of \(Address.group(group.name)) no longer registered: drift; remove them from the manifest")
         }
         if failed > 0 { throw ExitCode(ExitCodes.partialFailure) }
     }

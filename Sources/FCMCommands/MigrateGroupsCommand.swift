@@ -35,7 +35,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
         } else {
             try rewrite(migrating, sources: loaded.sources)
             console.out(
-                "Rewrote \(plural(migrating.count, "group")) as local groups (mode: local): \(migrating.map { "group/\($0.name)" }.joined(separator: ", "))."
+                "Rewrote \(plural(migrating.count, "group")) as local groups (mode: local): \(migrating.map { "\(Address.group($0.name))" }.joined(separator: ", "))."
             )
         }
         guard apply else {
@@ -49,7 +49,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
         try await checkFanOut(names)
         var deletion = try ApplyCommand.parse(
             ["--auto-approve"] + manifest.paths.flatMap { ["-f", $0] } + (state.state.map { ["--state", $0] } ?? [])
-                + names.flatMap { ["--target", "group/\($0)"] })
+                + names.flatMap { ["--target", "\(Address.group($0))"] })
         console.out("The fan-out check passed; deleting the FCM device groups:")
         try await deletion.run()
     }
@@ -65,7 +65,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
                     Self.indentation(child) > Self.indentation(lines[index]), !child.trimmingCharacters(in: .whitespaces).hasPrefix("-")
                 else {
                     throw fail(
-                        "\(file):\(group.location.line): group/\(group.name) is not written as a block mapping (members: …); "
+                        "\(file):\(group.location.line): \(Address.group(group.name)) is not written as a block mapping (members: …); "
                             + "write it as `\(group.name):` with `members:` below it, then run migrate again. Nothing was changed")
                 }
                 lines.insert(String(repeating: " ", count: Self.indentation(child)) + "mode: local", at: index + 1)
@@ -108,7 +108,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
                 try await LocalGroupFanOut(service: service, parallelism: run.parallelism, redactor: Redactor(showTokens: run.showTokens))
                     .send(message, to: group, names: desired.deviceNames, validateOnly: true)
             } catch {
-                throw fail("the fan-out check of group/\(name) failed; the FCM device groups were kept. Fix the failures above and run again")
+                throw fail("the fan-out check of \(Address.group(name)) failed; the FCM device groups were kept. Fix the failures above and run again")
             }
         }
     }

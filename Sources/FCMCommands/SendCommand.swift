@@ -100,7 +100,7 @@ struct SendCommand: AsyncParsableCommand {
             address = devices[fid] != nil ? "device \(fid)" : "a FID"
         } else if let topic {
             target = .topic(topic)
-            address = "topic/\(topic)"
+            address = "\(Address.topic(topic))"
         } else if let condition {
             target = .condition(condition)
             address = "condition \(condition)"
@@ -114,14 +114,14 @@ struct SendCommand: AsyncParsableCommand {
             let name = group ?? ""
             if PlatformDeprecations.refusal(usesGroups: true, usesIID: false, now: World.current.now()) != nil {
                 throw fail(
-                    "group/\(name) is an FCM device group, and FCM removed device groups on 2027-09-29. Declare it with `mode: local` "
+                    "\(Address.group(name)) is an FCM device group, and FCM removed device groups on 2027-09-29. Declare it with `mode: local` "
                         + "(fcmctl migrate groups) so fcmctl sends to its members")
             }
             guard !service.project.senderId.isEmpty else { throw fail("--group needs the sender id: pass --sender-id or -f with a manifest") }
             // A group is messaged through its notification key, read fresh: keys change on every read.
-            guard let key = try await service.groupKey(name: name) else { throw fail("group/\(name) does not exist in FCM") }
+            guard let key = try await service.groupKey(name: name) else { throw fail("\(Address.group(name)) does not exist in FCM") }
             target = .token(key)
-            address = "group/\(name)"
+            address = "\(Address.group(name))"
         }
         let message = OutgoingMessage(target: target, title: title, body: body, image: image, data: payload())
         do {

@@ -39,40 +39,11 @@ struct StateLocation: ParsableArguments {
     }
 }
 
-/// An address in the state: `group/NAME`, `topic/NAME` or `topic/NAME/REGISTRATION`.
-enum StateAddress: Hashable, CustomStringConvertible {
-    case group(String)
-    case topic(String)
-    case subscription(topic: String, registration: String)
-
+extension Address {
+    /// An address in the state, or a usage error naming the forms.
     init(parsing text: String) throws {
-        if text.hasPrefix("group/"), text.count > 6 {
-            self = .group(String(text.dropFirst(6)))
-            return
-        }
-        if text.hasPrefix("topic/") {
-            let rest = text.dropFirst(6)
-            if let slash = rest.firstIndex(of: "/") {
-                let topic = String(rest[..<slash])
-                let registration = String(rest[rest.index(after: slash)...])
-                if !topic.isEmpty && !registration.isEmpty {
-                    self = .subscription(topic: topic, registration: registration)
-                    return
-                }
-            } else if !rest.isEmpty {
-                self = .topic(String(rest))
-                return
-            }
-        }
-        throw ValidationError("'\(text)' is not a state address: use group/NAME, topic/NAME or topic/NAME/REGISTRATION")
-    }
-
-    var description: String {
-        switch self {
-        case .group(let name): "group/\(name)"
-        case .topic(let name): "topic/\(name)"
-        case .subscription(let topic, let registration): "topic/\(topic)/\(registration)"
-        }
+        guard let address = Address(text) else { throw ValidationError("'\(text)' is not a state address: use \(Address.forms)") }
+        self = address
     }
 }
 
@@ -91,7 +62,7 @@ struct StateListCommand: AsyncParsableCommand {
 
     @OptionGroup var location: StateLocation
 
-    @Argument(help: "group/NAME or topic/NAME to list the members of.")
+    @Argument(help: "\(Address.group("NAME")) or \(Address.topic("NAME")) to list the members of.")
     var addresses: [String] = []
 
     func run() async throws {
@@ -100,24 +71,24 @@ struct StateListCommand: AsyncParsableCommand {
         let ledger = snapshot.ledger
         let redactor = Redactor(showTokens: location.showTokens)
         guard !addresses.isEmpty else {
-            for name in ledger.groups.keys.sorted() { console.out("group/\(name)") }
-            for name in Set(ledger.topics.keys).union(ledger.pending.subscriptions.keys).sorted() { console.out("topic/\(name)") }
-            for name in ledger.pending.groups.subtracting(ledger.groups.keys).sorted() { console.out("group/\(name) (pending)") }
+            for name in ledger.groups.keys.sorted() { console.out("\(Address.group(name))") }
+            for name in Set(ledger.topics.keys).union(ledger.pending.subscriptions.keys).sorted() { console.out("\(Address.topic(name))") }
+            for name in ledger.pending.groups.subtracting(ledger.groups.keys).sorted() { console.out("\(Address.group(name)) (pending)") }
             return
         }
         for text in addresses {
-            switch try StateAddress(parsing: text) {
+            switch try Address(parsing: text) {
             case .group(let name):
-                guard let group = ledger.groups[name] else { throw fail("group/\(name) is not in the state") }
-                for member in group.members.sorted() { console.out("group/\(name)/\(redactor(member))") }
+                guard let group = ledger.groups[name] else { throw fail("\(Address.group(name)) is not in the state") }
+                for member in group.members.sorted() { console.out("\(Address.group(name))/\(redactor(member))") }
             case .topic(let name):
                 let recorded = ledger.topics[name] ?? []
                 let pending = ledger.pending.subscriptions[name] ?? []
-                guard !recorded.isEmpty || !pending.isEmpty else { throw fail("topic/\(name) is not in the state") }
-                for member in recorded.sorted() { console.out("topic/\(name)/\(redactor(member))") }
-                for member in pending.sorted() { console.out("topic/\(name)/\(redactor(member)) (pending)") }
+                guard !recorded.isEmpty || !pending.isEmpty else { throw fail("\(Address.topic(name)) is not in the state") }
+                for member in recorded.sorted() { console.out("\(Address.topic(name))/\(redactor(member))") }
+                for member in pending.sorted() { console.out("\(Address.topic(name))/\(redactor(member)) (pending)") }
             case .subscription:
-                throw ValidationError("list takes group/NAME or topic/NAME; use `state show` for one subscription")
+                throw ValidationError("list takes \(Address.group("NAME")) or \(Address.topic("NAME")); use `state show` for one subscription")
             }
         }
     }
@@ -128,7 +99,7 @@ struct StateShowCommand: AsyncParsableCommand {
 
     @OptionGroup var location: StateLocation
 
-    @Argument(help: "group/NAME, topic/NAME or topic/NAME/REGISTRATION.")
+    @Argument(help: "\(Address.forms).")
     var address: String
 
     func run() async throws {
@@ -136,17 +107,17 @@ struct StateShowCommand: AsyncParsableCommand {
         let (store, snapshot) = try await readSnapshot(location.pipeline())
         let ledger = snapshot.ledger
         let redactor = Redactor(showTokens: location.showTokens)
-        switch try StateAddress(parsing: address) {
+        switch try Address(parsing: address) {
         case .group(let name):
-            guard let group = ledger.groups[name] else { throw fail("group/\(name) is not in the state \(store.displayName)") }
-            console.out("group/\(name)")
+            guard let group = ledger.groups[name] else { throw fail("\(Address.group(name)) is not in the state \(store.displayName)") }
+            console.out("\(Address.group(name))")
             console.out("  members: \(group.members.count)\(group.protect ? "  (protected)" : "")")
             for member in group.members.sorted() { console.out("    \(redactor(member)) (\(member.kind.rawValue))") }
         case .topic(let name):
             let recorded = ledger.topics[name] ?? []
             let pending = ledger.pending.subscriptions[name] ?? []
-            guard !recorded.isEmpty || !pending.isEmpty else { throw fail("topic/\(name) is not in the state \(store.displayName)") }
-            console.out("topic/\(name)")
+            guard !recorded.isEmpty || !pending.isEmpty else { throw fail("\(Address.topic(name)) is not in the state \(store.displayName)") }
+            console.out("\(Address.topic(name))")
             console.out("  subscriptions fcmctl created: \(recorded.count)")
             for member in recorded.sorted() { console.out("    \(redactor(member)) (\(member.kind.rawValue))") }
             if !pending.isEmpty {
@@ -157,8 +128,8 @@ struct StateShowCommand: AsyncParsableCommand {
             let registration = Registration(inferring: value)
             let found = ledger.topics[topic]?.contains { $0.value == value } == true
             let pending = ledger.pending.subscriptions[topic]?.contains { $0.value == value } == true
-            guard found || pending else { throw fail("topic/\(topic)/\(redactor(registration)) is not in the state \(store.displayName)") }
-            console.out("topic/\(topic)/\(redactor(registration))")
+            guard found || pending else { throw fail("\(Address.topic(topic))/\(redactor(registration)) is not in the state \(store.displayName)") }
+            console.out("\(Address.topic(topic))/\(redactor(registration))")
             console.out(found ? "  created by fcmctl (recorded)" : "  pending: fcmctl may have created it; the next refresh checks")
         }
     }
@@ -173,12 +144,12 @@ struct StateRemoveCommand: AsyncParsableCommand {
     @OptionGroup var location: StateLocation
     @OptionGroup var locking: LockOptions
 
-    @Argument(help: "group/NAME, topic/NAME or topic/NAME/REGISTRATION (the full registration).")
+    @Argument(help: "\(Address.forms) (the full registration).")
     var addresses: [String]
 
     func run() async throws {
         let console = Console.current
-        let parsed = try addresses.map(StateAddress.init(parsing:))
+        let parsed = try addresses.map(Address.init(parsing:))
         let pipeline = location.pipeline(writing: true)
         let store = try pipeline.openStore()
         let redactor = Redactor(showTokens: location.showTokens)
@@ -205,7 +176,7 @@ struct StateRemoveCommand: AsyncParsableCommand {
                     let matches = (snapshot.ledger.topics[topic] ?? []).union(snapshot.ledger.pending.subscriptions[topic] ?? [])
                         .filter { $0.value == value }
                     guard !matches.isEmpty else {
-                        throw fail("topic/\(topic)/\(redactor(Registration(inferring: value))) is not in the state; nothing was removed")
+                        throw fail("\(Address.topic(topic))/\(redactor(Registration(inferring: value))) is not in the state; nothing was removed")
                     }
                     for match in matches { snapshot.ledger.forgetSubscription(match, topic: topic) }
                     removed += 1

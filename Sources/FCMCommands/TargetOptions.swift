@@ -6,7 +6,7 @@ struct TargetOptions: ParsableArguments {
     @Option(
         name: .customLong("target"),
         help: ArgumentHelp(
-            "Plan and apply only this object: group/NAME, topic/NAME or topic/NAME/REGISTRATION (or device name). Repeatable.", valueName: "address"))
+            "Plan and apply only this object: \(Address.forms) (or device name). Repeatable.", valueName: "address"))
     var targets: [String] = []
 
     @Option(
@@ -15,13 +15,13 @@ struct TargetOptions: ParsableArguments {
     var excludes: [String] = []
 
     func validate() throws {
-        for text in targets + excludes where PlanTargeting.Address(text) == nil {
-            throw ValidationError("'\(text)' is not an address: use group/NAME, topic/NAME or topic/NAME/REGISTRATION")
+        for text in targets + excludes where Address(text) == nil {
+            throw ValidationError("'\(text)' is not an address: use \(Address.forms)")
         }
     }
 
     var targeting: PlanTargeting {
-        PlanTargeting(targets: targets.compactMap(PlanTargeting.Address.init), excludes: excludes.compactMap(PlanTargeting.Address.init))
+        PlanTargeting(targets: targets.compactMap(Address.init), excludes: excludes.compactMap(Address.init))
     }
 
     /// The partial-plan warning, as Terraform prints it for -target.

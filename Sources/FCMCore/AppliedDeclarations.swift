@@ -82,7 +82,7 @@ extension Ledger {
     ) {
         var next = AppliedDeclarations.of(declared)
         next.forget(unsettled)
-        for address in unsettledGroups where address.hasPrefix("group/") { next.groups[String(address.dropFirst(6))] = nil }
+        for case .group(let name) in unsettledGroups.compactMap(Address.init) { next.groups[name] = nil }
         applied = next
         deviceNames.merge(declared.deviceNames) { _, declared in declared }
     }

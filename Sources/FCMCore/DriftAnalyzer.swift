@@ -63,7 +63,7 @@ package enum DriftAnalyzer {
             report.findings.append(.init(category: category, address: address, action: action, registrations: registrations, detail: detail))
         }
         for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
-            let address = "topic/\(topic.name)"
+            let address = "\(Address.topic(topic.name))"
             let recorded = ledger.managedSubscribers(of: topic.name)
             var missingManaged: [Registration] = []
             var missing: [Registration] = []
@@ -99,18 +99,18 @@ package enum DriftAnalyzer {
         }
         for group in desired.localGroups.values.sorted(by: { $0.name < $1.name }) {
             let dead = group.members.filter { observed.isGone($0) }.sorted()
-            add(.deadRegistrations, "group/\(group.name)", "none", dead, "\(dead.count) member(s) of the local group FCM no longer knows")
+            add(.deadRegistrations, "\(Address.group(group.name))", "none", dead, "\(dead.count) member(s) of the local group FCM no longer knows")
         }
         for (name, members) in ledger.topics.sorted(by: { $0.key < $1.key }) where desired.topics[name] == nil {
             add(
-                .undeclaredRecords, "topic/\(name)", "update", members.sorted(),
+                .undeclaredRecords, "\(Address.topic(name))", "update", members.sorted(),
                 "fcmctl recorded \(members.count) subscription(s) of an undeclared topic")
         }
         report.notReadFromFCM = observed.groupsWithRecordedMembers.map { name in
-            "group/\(name): its members (FCM documents no way to list them; fcmctl compared the \(ledger.groups[name]?.members.count ?? 0) it recorded)"
+            "\(Address.group(name)): its members (FCM documents no way to list them; fcmctl compared the \(ledger.groups[name]?.members.count ?? 0) it recorded)"
         }
         for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
-            let address = "group/\(name)"
+            let address = "\(Address.group(name))"
             guard observed.wasChecked(group: name) else { continue }
             let live = observed.groups[name]
             guard let declared = desired.groups[name] else {

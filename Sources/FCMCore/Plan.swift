@@ -35,7 +35,7 @@ package struct GroupChange: Hashable, Sendable {
         self.unchanged = unchanged
     }
 
-    package var address: String { "group/\(name)" }
+    package var address: String { Address.group(name).description }
 }
 
 package struct SubscriptionChange: Hashable, Sendable {
@@ -71,7 +71,7 @@ package struct TopicChange: Hashable, Sendable {
         self.unchanged = unchanged
     }
 
-    package var address: String { "topic/\(name)" }
+    package var address: String { Address.topic(name).description }
 }
 
 /// The difference between what the manifests declare and what FCM holds, as ordered requests to make.

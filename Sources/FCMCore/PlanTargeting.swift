@@ -1,30 +1,6 @@
 /// `--target ADDR` / `--exclude ADDR`: a partial plan, as Terraform's `-target` and OpenTofu's `-exclude`.
 /// Addresses: `group/NAME`, `topic/NAME`, `topic/NAME/REGISTRATION` (the registration, or its device name).
 package struct PlanTargeting: Sendable, Hashable {
-    package enum Address: Sendable, Hashable, CustomStringConvertible {
-        case group(String)
-        case topic(String)
-        case subscription(topic: String, registration: String)
-
-        package init?(_ text: String) {
-            let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            switch (parts.first, parts.count) {
-            case ("group", 2) where !parts[1].isEmpty: self = .group(parts[1])
-            case ("topic", 2) where !parts[1].isEmpty: self = .topic(parts[1])
-            case ("topic", 3) where !parts[1].isEmpty && !parts[2].isEmpty: self = .subscription(topic: parts[1], registration: parts[2])
-            default: return nil
-            }
-        }
-
-        package var description: String {
-            switch self {
-            case .group(let name): "group/\(name)"
-            case .topic(let name): "topic/\(name)"
-            case .subscription(let topic, let registration): "topic/\(topic)/\(registration)"
-            }
-        }
-    }
-
     package var targets: [Address]
     package var excludes: [Address]
 

@@ -7,7 +7,7 @@ package enum Planner {
             if desired.groups[name] == nil, ledger.groups[name]?.protect == true, observed.groups[name] != nil {
                 plan.notes.append(
                     .warning(
-                        "group/\(name) is no longer in the manifest but was protected when last applied; fcmctl keeps it. "
+                        "\(Address.group(name)) is no longer in the manifest but was protected when last applied; fcmctl keeps it. "
                             + "To delete it, declare it once more without 'protect', apply, then remove it"))
                 continue
             }
@@ -16,13 +16,13 @@ package enum Planner {
                     plan.groups.append(adoption(name: name, declared: declared.members))
                     plan.notes.append(
                         .warning(
-                            "group/\(name) is adopted without reading its members: FCM documents no way to list them. fcmctl adds "
+                            "\(Address.group(name)) is adopted without reading its members: FCM documents no way to list them. fcmctl adds "
                                 + "the declared members; members it was not told about stay in the group", at: declared.location))
                     continue
                 }
                 plan.notes.append(
                     .warning(
-                        "group/\(name) exists in FCM but not in the state: import it (fcmctl import group \(name)) or let apply adopt it "
+                        "\(Address.group(name)) exists in FCM but not in the state: import it (fcmctl import group \(name)) or let apply adopt it "
                             + "(--adopt-existing); until then fcmctl leaves it as it is", at: declared.location))
                 continue
             }
@@ -80,7 +80,7 @@ package enum Planner {
         if missing.isEmpty && extra.isEmpty { return (nil, []) }
         if ownership == .observe {
             let note = Diagnostic.warning(
-                "topic/\(name) is observe-only and differs from the manifest: \(missing.count) declared "
+                "\(Address.topic(name)) is observe-only and differs from the manifest: \(missing.count) declared "
                     + "subscription(s) missing, \(extra.count) to remove; fcmctl will not change it",
                 at: desired?.location)
             return (nil, [note])
@@ -100,7 +100,7 @@ package enum Planner {
                 let who = desired.deviceNames[registration].map { "\($0) (\(redacted))" } ?? redacted
                 notes.append(
                     .warning(
-                        "topic/\(topic.name): registration \(who) is no "
+                        "\(Address.topic(topic.name)): registration \(who) is no "
                             + "longer registered with FCM (\(reason)); it was skipped: remove it from the manifest",
                         at: topic.location))
             }

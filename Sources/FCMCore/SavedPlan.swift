@@ -54,8 +54,8 @@ package struct SavedPlan: Codable, Sendable {
 
         /// Throws on an address no fcmctl writes.
         package func targeting() throws -> PlanTargeting {
-            func parse(_ text: String) throws -> PlanTargeting.Address {
-                guard let address = PlanTargeting.Address(text) else { throw SavedPlanError("the plan has an invalid target '\(text)'") }
+            func parse(_ text: String) throws -> Address {
+                guard let address = Address(text) else { throw SavedPlanError("the plan has an invalid target '\(text)'") }
                 return address
             }
             return PlanTargeting(targets: try targets.map(parse), excludes: try excludes.map(parse))
@@ -143,7 +143,7 @@ package struct SavedPlan: Codable, Sendable {
         var plan = Plan()
         for group in groups {
             guard let action = GroupChange.Action(rawValue: group.action) else {
-                throw SavedPlanError("group/\(group.name) has an unknown action '\(group.action)'")
+                throw SavedPlanError("\(Address.group(group.name)) has an unknown action '\(group.action)'")
             }
             let steps = try group.steps.map { step -> GroupStep in
                 let members = step.registrations.map(\.registration)
@@ -151,7 +151,7 @@ package struct SavedPlan: Codable, Sendable {
                 case "create": return .create(members)
                 case "add": return .add(members)
                 case "remove": return .remove(members)
-                default: throw SavedPlanError("group/\(group.name) has an unknown step '\(step.operation)'")
+                default: throw SavedPlanError("\(Address.group(group.name)) has an unknown step '\(step.operation)'")
                 }
             }
             plan.groups.append(
@@ -162,7 +162,7 @@ package struct SavedPlan: Codable, Sendable {
         }
         for topic in topics {
             guard let ownership = Ownership(rawValue: topic.ownership) else {
-                throw SavedPlanError("topic/\(topic.name) has an unknown ownership '\(topic.ownership)'")
+                throw SavedPlanError("\(Address.topic(topic.name)) has an unknown ownership '\(topic.ownership)'")
             }
             plan.topics.append(
                 TopicChange(

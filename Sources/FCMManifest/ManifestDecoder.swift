@@ -143,7 +143,7 @@ struct ManifestDecoder {
     }
 
     mutating func group(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> ManifestGroup {
-        let owner = "group/\(name)"
+        let owner = "\(Address.group(name))"
         var group = ManifestGroup(name: name, members: [], membersLocation: node.location, protect: nil, location: location)
         if case .sequence = node.value {
             group.members = members(node, owner: owner)
@@ -163,7 +163,7 @@ struct ManifestDecoder {
     }
 
     mutating func topic(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> ManifestTopic {
-        let owner = "topic/\(name)"
+        let owner = "\(Address.topic(name))"
         var topic = ManifestTopic(
             name: name, members: [], selector: nil, exclude: [], membersLocation: node.location, ownership: nil, protect: nil,
             location: location)
@@ -188,7 +188,7 @@ struct ManifestDecoder {
     }
 
     mutating func topicMembers(_ node: YAMLNode, into topic: inout ManifestTopic) {
-        let owner = "topic/\(topic.name)"
+        let owner = "\(Address.topic(topic.name))"
         for (key, _, value) in fields(node, of: "\(owner) members", known: ManifestSchema.topicMembers) {
             switch key {
             case "selector": topic.selector = selector(value, owner: owner)

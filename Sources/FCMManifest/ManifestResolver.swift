@@ -74,7 +74,7 @@ struct ManifestResolver {
             resolution.deviceRegistrations.append(device.registration.map { Registration(value: $0.value, kind: device.kind) })
         }
         for (name, group) in manifest.groups {
-            resolution.groupMembers[name] = group.members.compactMap { resolve($0, owner: "group/\(name)", into: &resolution) }
+            resolution.groupMembers[name] = group.members.compactMap { resolve($0, owner: "\(Address.group(name))", into: &resolution) }
         }
         for (name, topic) in manifest.topics {
             var members = ResolvedTopicMembers()
@@ -85,7 +85,7 @@ struct ManifestResolver {
             }
             var extra: [Int] = []
             for reference in topic.members {
-                guard let member = resolve(reference, owner: "topic/\(name)", into: &resolution) else { continue }
+                guard let member = resolve(reference, owner: "\(Address.topic(name))", into: &resolution) else { continue }
                 if let device = member.device, let position = resolution.devicePositions[device] {
                     extra.append(position)
                 } else {
@@ -95,7 +95,7 @@ struct ManifestResolver {
             if !extra.isEmpty { positions = Array(Set(positions).union(extra)).sorted() }
             var excluded = Set<Int>()
             for reference in topic.exclude {
-                guard let member = resolve(reference, owner: "topic/\(name) exclude", into: &resolution) else { continue }
+                guard let member = resolve(reference, owner: "\(Address.topic(name)) exclude", into: &resolution) else { continue }
                 if let device = member.device, let position = resolution.devicePositions[device] {
                     excluded.insert(position)
                 } else {

@@ -113,9 +113,9 @@ enum DocumentJSON {
         return .object(fields)
     }
 
-    static func redactedAddress(_ address: PlanTargeting.Address, _ redactor: Redactor) -> String {
+    static func redactedAddress(_ address: Address, _ redactor: Redactor) -> String {
         guard case .subscription(let topic, let registration) = address else { return address.description }
-        return "topic/\(topic)/\(SourceExcerptRedaction.redact(registration, redactor))"
+        return "\(Address.topic(topic))/\(SourceExcerptRedaction.redact(registration, redactor))"
     }
 
     static func savedPlan(_ saved: SavedPlan, _ plan: Plan, path: String, labeler: RegistrationLabeler) -> JSONTree {

@@ -111,10 +111,12 @@ struct DriftView {
     /// One annotation per category, at the topic's or group's declaration when the manifest has one.
     func annotations(desired: DesiredState) -> [Diagnostic] {
         categories.filter { !$0.1.isEmpty }.map { category, findings in
-            let first = findings[0].address
-            let location =
-                first.hasPrefix("topic/")
-                ? desired.topics[String(first.dropFirst(6))]?.location : desired.groups[String(first.dropFirst(6))]?.location
+            let location: SourceLocation? =
+                switch Address(findings[0].address) {
+                case .group(let name): desired.groups[name]?.location
+                case .topic(let name), .subscription(let name, _): desired.topics[name]?.location
+                case nil: nil
+                }
             return .warning(
                 "drift: \(category.title.lowercased()): \(Self.count(findings)) (\(findings.map(\.address).prefix(5).joined(separator: ", "))"
                     + (findings.count > 5 ? ", …" : "") + "); \(category.suggestion)", at: location)

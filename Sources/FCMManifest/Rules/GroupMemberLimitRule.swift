@@ -6,7 +6,7 @@ enum GroupMemberLimitRule: ManifestRule {
         context.manifest.groups.values.sorted { $0.name < $1.name }.compactMap { group in
             guard group.members.count > GroupStepPlanner.memberLimit else { return nil }
             return .error(
-                "group/\(group.name) has \(group.members.count) members; FCM allows at most "
+                "\(Address.group(group.name)) has \(group.members.count) members; FCM allows at most "
                     + "\(GroupStepPlanner.memberLimit) per device group: split it into several groups",
                 at: group.membersLocation)
         }

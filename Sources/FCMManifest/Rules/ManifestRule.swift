@@ -32,7 +32,7 @@ enum ManifestRules {
 extension Manifest {
     /// Every member list with the address of its owner, in a stable order.
     var memberLists: [(address: String, members: [MemberReference])] {
-        groups.values.sorted { $0.name < $1.name }.map { ("group/\($0.name)", $0.members) }
-            + topics.values.sorted { $0.name < $1.name }.flatMap { [("topic/\($0.name)", $0.members), ("topic/\($0.name) exclude", $0.exclude)] }
+        groups.values.sorted { $0.name < $1.name }.map { ("\(Address.group($0.name))", $0.members) }
+            + topics.values.sorted { $0.name < $1.name }.flatMap { [("\(Address.topic($0.name))", $0.members), ("\(Address.topic($0.name)) exclude", $0.exclude)] }
     }
 }

@@ -9,7 +9,7 @@ enum ProtectRule: ManifestRule {
             guard group.protect?.value ?? defaultProtect, group.members.isEmpty else { continue }
             diagnostics.append(
                 .error(
-                    "group/\(group.name) is protected but declares no members, which would delete it: add members or remove 'protect'",
+                    "\(Address.group(group.name)) is protected but declares no members, which would delete it: add members or remove 'protect'",
                     at: group.protect?.location ?? group.location))
         }
         for topic in context.manifest.topics.values.sorted(by: { $0.name < $1.name }) {
@@ -19,7 +19,7 @@ enum ProtectRule: ManifestRule {
             else { continue }
             diagnostics.append(
                 .error(
-                    "topic/\(topic.name) is protected but, authoritative and empty, would lose every known subscriber: add members or remove 'protect'",
+                    "\(Address.topic(topic.name)) is protected but, authoritative and empty, would lose every known subscriber: add members or remove 'protect'",
                     at: topic.protect?.location ?? topic.location))
         }
         return diagnostics
