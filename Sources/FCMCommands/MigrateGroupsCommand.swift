@@ -108,7 +108,8 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
                 try await LocalGroupFanOut(service: service, parallelism: run.parallelism, redactor: Redactor(showTokens: run.showTokens))
                     .send(message, to: group, names: desired.deviceNames, validateOnly: true)
             } catch {
-                throw fail("the fan-out check of \(Address.group(name)) failed; the FCM device groups were kept. Fix the failures above and run again")
+                throw fail(
+                    "the fan-out check of \(Address.group(name)) failed; the FCM device groups were kept. Fix the failures above and run again")
             }
         }
     }

@@ -40,7 +40,8 @@ package enum Address: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// What a person types, for an error that names the accepted forms.
-    package static let forms = "\(Address.group("NAME")), \(Address.topic("NAME")) or \(Address.subscription(topic: "NAME", registration: "REGISTRATION"))"
+    package static let forms =
+        "\(Address.group("NAME")), \(Address.topic("NAME")) or \(Address.subscription(topic: "NAME", registration: "REGISTRATION"))"
 
     /// The group's or topic's name this address is about.
     package var name: String {

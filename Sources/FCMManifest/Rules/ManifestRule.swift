@@ -33,6 +33,8 @@ extension Manifest {
     /// Every member list with the address of its owner, in a stable order.
     var memberLists: [(address: String, members: [MemberReference])] {
         groups.values.sorted { $0.name < $1.name }.map { ("\(Address.group($0.name))", $0.members) }
-            + topics.values.sorted { $0.name < $1.name }.flatMap { [("\(Address.topic($0.name))", $0.members), ("\(Address.topic($0.name)) exclude", $0.exclude)] }
+            + topics.values.sorted { $0.name < $1.name }.flatMap {
+                [("\(Address.topic($0.name))", $0.members), ("\(Address.topic($0.name)) exclude", $0.exclude)]
+            }
     }
 }
