@@ -64,10 +64,12 @@ let package = Package(
         .target(
             name: "FCMState", dependencies: ["FCMCore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: codeSettings),
         .target(name: "FCMReconcile", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        // Renderers and the terminal: typed results in, bytes out.
+        .target(name: "FCMViews", dependencies: ["FCMBuildInfo", "FCMCore", "FCMReconcile"], swiftSettings: codeSettings),
         .target(
             name: "FCMCommands",
             dependencies: [
-                "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile",
+                "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile", "FCMViews",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -102,10 +104,10 @@ let package = Package(
         .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore", "FCMTestSupport"], swiftSettings: codeSettings),
         .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
-        .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMViews", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMEmulator", "FCMState", "FCMTestSupport"],
+            dependencies: ["FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMEmulator", "FCMState", "FCMTestSupport", "FCMViews"],
             swiftSettings: codeSettings),
     ]
 )

@@ -3,6 +3,7 @@ import FCMClient
 import FCMCore
 import FCMReconcile
 import FCMState
+import FCMViews
 import Foundation
 
 struct ApplyCommand: AsyncParsableCommand {

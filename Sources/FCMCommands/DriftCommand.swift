@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMViews
 import Foundation
 
 /// `fcmctl drift`: refresh only. Reads FCM and the state, reports where they and the manifests disagree,

@@ -3,6 +3,7 @@ import FCMBuildInfo
 import FCMClient
 import FCMCore
 import FCMManifest
+import FCMViews
 import Foundation
 
 /// `fcmctl`: FCM device groups and topic subscriptions as code.
@@ -179,5 +180,3 @@ struct ValidateCommand: ParsableCommand {
         handle.write(Data("- `fcmctl validate` \(MarkdownText.inline(paths.joined(separator: ", "))): \(verdict)\n".utf8))
     }
 }
-
-func plural(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }

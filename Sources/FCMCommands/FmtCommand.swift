@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMManifest
+import FCMViews
 import Foundation
 
 struct FmtCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FCMCore
 import FCMManifest
 import FCMReconcile
+import FCMViews
 import Foundation
 
 /// `fcmctl import`: adopt what already exists in FCM. Writes the manifest entries in fcmctl's canonical

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMViews
 import Foundation
 
 /// `fcmctl import group`: records existing device groups as fcmctl's. FCM documents no way to list a

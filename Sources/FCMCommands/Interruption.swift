@@ -1,5 +1,6 @@
 import Dispatch
 import FCMCore
+import FCMViews
 import Foundation
 
 /// SIGINT and SIGTERM, which a CI runner sends when a job is cancelled.

@@ -2,6 +2,7 @@ import ArgumentParser
 import FCMClient
 import FCMCore
 import FCMReconcile
+import FCMViews
 import Foundation
 
 /// `send --group NAME` to a local group: one `messages:send` per member, concurrently, paced below FCM's

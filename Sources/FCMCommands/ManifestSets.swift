@@ -1,4 +1,5 @@
 import FCMManifest
+import FCMViews
 import Foundation
 
 /// `fcmctl fmt --check examples/` and `fcmctl validate a/ b.yaml`: positional paths, with directories walked

@@ -2,6 +2,7 @@ import ArgumentParser
 import FCMClient
 import FCMCore
 import FCMManifest
+import FCMViews
 import Foundation
 
 /// `fcmctl migrate groups`: the road off FCM's device groups (removed 2027-09-29). Rewrites each FCM group

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMViews
 import Foundation
 
 struct ManifestOptions: ParsableArguments {

@@ -1,3 +1,4 @@
+import FCMViews
 import Foundation
 
 /// Files fcmctl writes for a person or a pipeline (`import -o`, `--json-into`, `--events`), created with the

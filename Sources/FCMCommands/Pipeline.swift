@@ -3,6 +3,7 @@ import FCMCore
 import FCMManifest
 import FCMReconcile
 import FCMState
+import FCMViews
 import Foundation
 
 /// The stages every command shares: load and validate, connect, read state, refresh, plan.

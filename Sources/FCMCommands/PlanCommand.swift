@@ -2,6 +2,7 @@ import ArgumentParser
 import FCMClient
 import FCMCore
 import FCMState
+import FCMViews
 import Foundation
 
 struct PlanCommand: AsyncParsableCommand {

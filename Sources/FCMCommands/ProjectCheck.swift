@@ -1,5 +1,6 @@
 import FCMClient
 import FCMCore
+import FCMViews
 import Foundation
 
 /// A state belongs to one project (`Ledger.project`). Every command that reads a state to act on FCM or to

@@ -1,6 +1,7 @@
 import FCMClient
 import FCMCore
 import FCMManifest
+import FCMViews
 import Foundation
 
 /// Topics are addressed as `projects/ID/…`: a manifest with topics needs a project id from somewhere. The

@@ -1,12 +1,6 @@
 import ArgumentParser
 import FCMCore
-
-/// `--refresh=all` reads every group and registration fcmctl knows; `--refresh=changed` only those whose
-/// declaration differs from what the last successful apply declared (plus new, removed and pending ones).
-enum RefreshMode: String, ExpressibleByArgument, CaseIterable, Sendable {
-    case all
-    case changed
-}
+import FCMViews
 
 /// What one refresh reads, and the part of the manifest a plan may be made from with what it read.
 struct RefreshScope {

@@ -3,6 +3,7 @@ import FCMCore
 import FCMManifest
 import FCMReconcile
 import FCMState
+import FCMViews
 import Foundation
 
 /// `apply FILE`: the reviewed plan, exactly, or nothing. A plan file passes through CI storage, so nothing in

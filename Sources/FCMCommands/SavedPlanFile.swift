@@ -1,5 +1,6 @@
 import Crypto
 import FCMCore
+import FCMViews
 import Foundation
 
 /// Reading and writing `plan -out` files: JSON, mode 0600 (a plan names registrations), replaced atomically.

@@ -2,6 +2,7 @@ import ArgumentParser
 import FCMClient
 import FCMCore
 import FCMManifest
+import FCMViews
 import Foundation
 
 struct SendCommand: AsyncParsableCommand {

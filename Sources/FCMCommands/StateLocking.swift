@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMState
+import FCMViews
 import Foundation
 
 struct LockOptions: ParsableArguments {

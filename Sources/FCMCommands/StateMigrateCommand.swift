@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMState
+import FCMViews
 import Foundation
 
 /// `fcmctl state migrate --to gs://BUCKET/PREFIX`: moves the state (with any journal of an interrupted run

@@ -1,6 +1,7 @@
 import FCMClient
 import FCMCore
 import FCMState
+import FCMViews
 import Foundation
 
 /// Everything commands take from outside the process: FCM, the state store, the clock. The composition

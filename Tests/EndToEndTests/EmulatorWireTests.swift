@@ -1,4 +1,5 @@
 import FCMClient
+import FCMViews
 import Foundation
 import Testing
 

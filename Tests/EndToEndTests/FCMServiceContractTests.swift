@@ -2,6 +2,7 @@ import FCMClient
 import FCMCommands
 import FCMCore
 import FCMTestSupport
+import FCMViews
 import Foundation
 import Testing
 

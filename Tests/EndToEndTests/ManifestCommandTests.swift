@@ -1,3 +1,4 @@
+import FCMViews
 import Foundation
 import Testing
 

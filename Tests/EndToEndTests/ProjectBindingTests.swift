@@ -1,6 +1,7 @@
 import FCMCore
 import FCMState
 import FCMTestSupport
+import FCMViews
 import Foundation
 import Testing
 

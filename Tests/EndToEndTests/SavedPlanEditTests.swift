@@ -1,6 +1,7 @@
 import FCMCommands
 import FCMCore
 import FCMTestSupport
+import FCMViews
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import FCMCore
 import FCMTestSupport
+import FCMViews
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import FCMCore
 import FCMState
+import FCMViews
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import FCMBuildInfo
 import FCMClient
+import FCMViews
 import Foundation
 import Testing
 

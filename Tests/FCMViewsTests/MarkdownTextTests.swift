@@ -1,4 +1,5 @@
 import FCMCore
+import FCMViews
 import Foundation
 import Testing
 

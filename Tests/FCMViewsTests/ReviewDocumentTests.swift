@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMViews
 import Foundation
 import Testing
 

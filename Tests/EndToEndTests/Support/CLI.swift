@@ -1,4 +1,5 @@
 import FCMCommands
+import FCMViews
 import Foundation
 
 /// What one fcmctl invocation printed and returned.

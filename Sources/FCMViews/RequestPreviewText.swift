@@ -1,13 +1,16 @@
-import FCMClient
 import FCMCore
 import Foundation
 
 /// A dry run's request line, with each registration it names redacted wherever it appears (raw in a body,
 /// percent-encoded in a URL) unless `--show-tokens`. Services hand over requests as they would send them.
-struct RequestPreviewText {
-    let redactor: Redactor
+package struct RequestPreviewText {
+    package let redactor: Redactor
 
-    func line(_ request: RequestPreview) -> String {
+    package init(redactor: Redactor) {
+        self.redactor = redactor
+    }
+
+    package func line(_ request: RequestPreview) -> String {
         var text = request.line
         guard !redactor.showTokens else { return text }
         // Longest first, so a registration that contains another is replaced whole.

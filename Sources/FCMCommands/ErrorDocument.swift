@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMViews
 import Foundation
 
 /// What a failed plan, apply or drift shows when it ends before its document: with `--format json` or

@@ -3,15 +3,15 @@ import FCMCore
 /// The top of a plan comment when the plan deletes or removes anything: the counts and one line per object,
 /// before the summary table and before any section, so no number of additions can push a removal out of
 /// the first screen or behind the budget. A GitHub alert; other renderers show a block quote.
-struct RemovalBanner {
-    let labeler: RegistrationLabeler
+package struct RemovalBanner {
+    package let labeler: RegistrationLabeler
     /// Most characters the banner may take: a share of the comment's budget, whatever the plan holds.
-    var maxChars = 15_000
+    package var maxChars = 15_000
     /// Registrations named per object line; the section below lists up to `--max-members`.
-    var namesPerObject = 3
+    package var namesPerObject = 3
 
     /// Empty when the plan removes nothing. `removing` as `ObjectChange.removalsFirst` orders it.
-    func render(_ removing: [ObjectChange], summary: PlanSummary) -> String {
+    package func render(_ removing: [ObjectChange], summary: PlanSummary) -> String {
         guard !removing.isEmpty else { return "" }
         var counts: [String] = []
         if summary.groupsToDelete > 0 { counts.append(plural(summary.groupsToDelete, "group") + " deleted") }
@@ -33,7 +33,7 @@ struct RemovalBanner {
         return text + "\n"
     }
 
-    func line(_ change: ObjectChange) -> String {
+    package func line(_ change: ObjectChange) -> String {
         var text = MarkdownText.code(change.address) + ": "
         if change.action == .delete {
             text += "**delete** the group and its notification key (\(plural(change.removed.count, "member")))"

@@ -1,29 +1,30 @@
+import FCMBuildInfo
 import FCMCore
 import Foundation
 
 /// The versioned JSON documents of plan, show, apply, drift and errors (schemas/*.schema.json). Bump
 /// `formatVersion` on any change a consumer could notice; fields are only ever added within a version.
-enum DocumentJSON {
-    static let formatVersion = "1"
+package enum DocumentJSON {
+    package static let formatVersion = "1"
 
-    static func header(kind: String) -> [(String, JSONTree)] {
-        [("format_version", .string(formatVersion)), ("kind", .string(kind)), ("fcmctl_version", .string(FCMCtl.version))]
+    package static func header(kind: String) -> [(String, JSONTree)] {
+        [("format_version", .string(formatVersion)), ("kind", .string(kind)), ("fcmctl_version", .string(BuildInfo.version))]
     }
 
-    static func registrations(_ list: [Registration], _ redactor: Redactor) -> JSONTree { .array(list.map { .string(redactor($0)) }) }
+    package static func registrations(_ list: [Registration], _ redactor: Redactor) -> JSONTree { .array(list.map { .string(redactor($0)) }) }
 
     /// Device names aligned with `list`, null where the manifest names none; nil when it names none of them,
     /// so a fleet of unnamed registrations does not carry a column of nulls.
-    static func devices(_ list: [Registration], _ labeler: RegistrationLabeler) -> JSONTree? {
+    package static func devices(_ list: [Registration], _ labeler: RegistrationLabeler) -> JSONTree? {
         guard !labeler.deviceNames.isEmpty, list.contains(where: { labeler.name($0) != nil }) else { return nil }
         return .array(list.map { JSONTree.optional(labeler.name($0)) })
     }
 
-    static func location(_ location: SourceLocation) -> JSONTree {
+    package static func location(_ location: SourceLocation) -> JSONTree {
         .object([("file", .string(location.file)), ("line", .int(location.line)), ("column", .int(location.column))])
     }
 
-    static func change(_ change: ObjectChange, labeler: RegistrationLabeler) -> JSONTree {
+    package static func change(_ change: ObjectChange, labeler: RegistrationLabeler) -> JSONTree {
         var fields: [(String, JSONTree)] = [
             ("address", .string(change.address)), ("type", .string(change.type)), ("name", .string(change.name)),
             ("action", .string(change.action.rawValue)),
@@ -46,7 +47,7 @@ enum DocumentJSON {
         return .object(fields)
     }
 
-    static func diagnostic(_ diagnostic: Diagnostic, redactor: Redactor) -> JSONTree {
+    package static func diagnostic(_ diagnostic: Diagnostic, redactor: Redactor) -> JSONTree {
         var fields: [(String, JSONTree)] = [
             ("severity", .string(diagnostic.severity.rawValue)), ("message", .string(SourceExcerptRedaction.redact(diagnostic.message, redactor))),
         ]
@@ -56,7 +57,7 @@ enum DocumentJSON {
         return .object(fields)
     }
 
-    static func summary(_ changes: [ObjectChange], _ plan: PlanSummary) -> JSONTree {
+    package static func summary(_ changes: [ObjectChange], _ plan: PlanSummary) -> JSONTree {
         let counts = ActionCounts(changes)
         return .object(
             ViewAction.allCases.map { action in
@@ -68,7 +69,7 @@ enum DocumentJSON {
             ])
     }
 
-    static func deprecations(_ notices: [DeprecationNotice]) -> JSONTree {
+    package static func deprecations(_ notices: [DeprecationNotice]) -> JSONTree {
         .array(
             notices.map {
                 .object([("id", .string($0.id)), ("date", .string($0.date)), ("days_left", .int($0.daysLeft)), ("message", .string($0.message))])
@@ -77,7 +78,7 @@ enum DocumentJSON {
 
     /// The plan part shared by plan, show and apply. `desired` gives each declared object its place in the
     /// manifest; `unchangedRead` is false when topics were read in part (`--refresh=changed`).
-    static func planFields(
+    package static func planFields(
         _ plan: Plan, labeler: RegistrationLabeler, refresh: RefreshSummary?, desired: DesiredState? = nil, unchangedRead: Bool = true
     ) -> [(String, JSONTree)] {
         let changes = ObjectChange.of(plan, unchangedRead: unchangedRead && (refresh?.unchangedRead ?? true), desired: desired)
@@ -90,7 +91,7 @@ enum DocumentJSON {
         return fields
     }
 
-    static func plan(
+    package static func plan(
         _ plan: Plan, labeler: RegistrationLabeler, desired: DesiredState, refresh: RefreshSummary?, savedTo: String? = nil,
         digest: String? = nil, targeting: PlanTargeting = PlanTargeting(), notices: [DeprecationNotice] = []
     ) -> JSONTree {
@@ -113,12 +114,12 @@ enum DocumentJSON {
         return .object(fields)
     }
 
-    static func redactedAddress(_ address: Address, _ redactor: Redactor) -> String {
+    package static func redactedAddress(_ address: Address, _ redactor: Redactor) -> String {
         guard case .subscription(let topic, let registration) = address else { return address.description }
         return "\(Address.topic(topic))/\(SourceExcerptRedaction.redact(registration, redactor))"
     }
 
-    static func savedPlan(_ saved: SavedPlan, _ plan: Plan, path: String, labeler: RegistrationLabeler) -> JSONTree {
+    package static func savedPlan(_ saved: SavedPlan, _ plan: Plan, path: String, labeler: RegistrationLabeler) -> JSONTree {
         let source: [(String, JSONTree)] = [
             ("path", .string(path)), ("created_at", .string(saved.createdAt.ISO8601Format())), ("made_by", .string(saved.fcmctlVersion)),
             ("manifest_paths", .array(saved.manifestPaths.map { .string($0) })), ("manifest_sha256", .string(saved.manifestDigest)),

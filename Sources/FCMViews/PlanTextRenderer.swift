@@ -2,14 +2,15 @@ import FCMCore
 
 /// The human view of a plan: one block per changed object with its membership diff, then the stable
 /// summary line. Objects and members are sorted so two runs print the same text.
-struct PlanTextRenderer {
-    let labeler: RegistrationLabeler
-    var membersShownPerObject = 50
-    var palette = Palette.plain
-    /// False when topics were read in part (`--refresh=changed`): "(unchanged: not read)", not a false 0.
-    var unchangedRead = true
+package struct PlanTextRenderer {
+    package let labeler: RegistrationLabeler
 
-    init(
+    package var membersShownPerObject = 50
+    package var palette = Palette.plain
+    /// False when topics were read in part (`--refresh=changed`): "(unchanged: not read)", not a false 0.
+    package var unchangedRead = true
+
+    package init(
         redactor: Redactor, deviceNames: [Registration: String] = [:], maxMembers: Int = 50, palette: Palette = .plain, unchangedRead: Bool = true
     ) {
         labeler = RegistrationLabeler(redactor: redactor, deviceNames: deviceNames)
@@ -18,7 +19,7 @@ struct PlanTextRenderer {
         self.unchangedRead = unchangedRead
     }
 
-    func render(_ plan: Plan) -> [String] {
+    package func render(_ plan: Plan) -> [String] {
         var lines: [String] = []
         guard plan.hasChanges else {
             lines.append("No changes. FCM matches the manifest.")
@@ -41,12 +42,12 @@ struct PlanTextRenderer {
     }
 
     /// Warnings about the plan (drift fcmctl will not act on): diagnostics, so they go to stderr.
-    static func printNotes(_ plan: Plan) {
+    package static func printNotes(_ plan: Plan) {
         for note in plan.notes { Console.current.err(note.headline) }
     }
 
     /// Removals first: with more members than `--max-members`, additions are cut before any removal is.
-    func memberLines(added: [Registration], removed: [Registration]) -> [String] {
+    package func memberLines(added: [Registration], removed: [Registration]) -> [String] {
         let total = added.count + removed.count
         var lines = removed.prefix(membersShownPerObject).map { palette.red("    − \(labeler.label($0))") }
         lines += added.prefix(max(0, membersShownPerObject - removed.count)).map { palette.green("    + \(labeler.label($0))") }

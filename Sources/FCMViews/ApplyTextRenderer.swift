@@ -5,14 +5,18 @@ import FCMReconcile
 /// (gone registrations, with the suggestion), what failed and what was not attempted. Registrations are
 /// redacted unless `--show-tokens`, and carry their device names: "kiosk-7 (dXk…b2Qe) is no longer
 /// registered" says which screen to look at.
-struct ApplyTextRenderer {
-    let labeler: RegistrationLabeler
-    /// Beyond this many objects, the done lines are summed up rather than listed.
-    var objectsListed = 200
-    /// Beyond this many, skipped and failed operations are counted rather than listed one per line.
-    var outcomesListed = 50
+package struct ApplyTextRenderer {
+    package let labeler: RegistrationLabeler
 
-    func render(_ report: ApplyReport) -> (out: [String], err: [String]) {
+    package init(labeler: RegistrationLabeler) {
+        self.labeler = labeler
+    }
+    /// Beyond this many objects, the done lines are summed up rather than listed.
+    package var objectsListed = 200
+    /// Beyond this many, skipped and failed operations are counted rather than listed one per line.
+    package var outcomesListed = 50
+
+    package func render(_ report: ApplyReport) -> (out: [String], err: [String]) {
         var out: [String] = []
         let done = report.completed.sorted { $0.key < $1.key }
         for (address, count) in done.prefix(objectsListed) {
@@ -50,14 +54,14 @@ struct ApplyTextRenderer {
         return (out, err)
     }
 
-    static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
+    package static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
         outcomes.sorted {
             ($0.address, $0.action, $0.registrations.first?.value ?? "") < ($1.address, $1.action, $1.registrations.first?.value ?? "")
         }
     }
 
     /// The stable last line: requests are requests (an IID batch is one), operations are operations.
-    static func summary(_ report: ApplyReport) -> String {
+    package static func summary(_ report: ApplyReport) -> String {
         let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
         let gone = report.gone.count
         return

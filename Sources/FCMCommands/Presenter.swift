@@ -1,4 +1,5 @@
 import FCMCore
+import FCMViews
 import Foundation
 
 /// What a command shows, in every format: the renderers of one result.
@@ -55,30 +56,5 @@ struct Presenter {
         defer { try? handle.close() }
         handle.seekToEndOfFile()
         handle.write(Data((markdown + "\n").utf8))
-    }
-}
-
-/// GitHub workflow commands: at most 10 annotations, the most severe first, then a count of the rest.
-enum GitHubAnnotations {
-    static let limit = 10
-
-    static func lines(_ diagnostics: [Diagnostic], redactor: Redactor = Redactor(showTokens: false), command: String = "plan") -> [String] {
-        let ordered = diagnostics.enumerated().sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }.map(\.element)
-        var lines = ordered.prefix(limit).map { line($0, redactor: redactor) }
-        if ordered.count > limit {
-            lines.append("::notice::\(ordered.count - limit) more problems not shown; run fcmctl \(command) locally for all of them")
-        }
-        return lines
-    }
-
-    /// GitHub's escaping: %, CR and LF in the message; also , and : in properties.
-    static func line(_ diagnostic: Diagnostic, redactor: Redactor) -> String {
-        let command = diagnostic.severity == .note ? "notice" : diagnostic.severity.rawValue
-        let message = SourceExcerptRedaction.redact(diagnostic.message, redactor).replacingOccurrences(of: "%", with: "%25")
-            .replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
-        guard let location = diagnostic.location else { return "::\(command)::\(message)" }
-        let file = location.file.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C")
-            .replacingOccurrences(of: ":", with: "%3A")
-        return "::\(command) file=\(file),line=\(location.line),col=\(location.column)::\(message)"
     }
 }

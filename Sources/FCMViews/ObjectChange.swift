@@ -1,7 +1,7 @@
 import FCMCore
 
 /// The action vocabulary every format and every command shares (plan, show, apply and drift).
-enum ViewAction: String, CaseIterable, Sendable {
+package enum ViewAction: String, CaseIterable, Sendable {
     case create
     case update
     case delete
@@ -11,30 +11,30 @@ enum ViewAction: String, CaseIterable, Sendable {
 
 /// One object's change, as every view shows it: the single model the text, JSON, Markdown and GitHub
 /// renderers draw from.
-struct ObjectChange: Sendable {
-    var address: String
+package struct ObjectChange: Sendable {
+    package var address: String
     /// `group` or `topic`.
-    var type: String
-    var name: String
-    var action: ViewAction
-    var ownership: Ownership?
-    var added: [Registration]
-    var removed: [Registration]
+    package var type: String
+    package var name: String
+    package var action: ViewAction
+    package var ownership: Ownership?
+    package var added: [Registration]
+    package var removed: [Registration]
     /// Known registrations that keep their membership; nil when they were not read (a topic under
     /// `--refresh=changed` reads only the registrations whose declaration changed, so a count would lie).
-    var unchanged: Int?
-    var notes: [String] = []
+    package var unchanged: Int?
+    package var notes: [String] = []
     /// Where the manifest declares the object; nil for one it no longer declares (a group to delete).
-    var location: SourceLocation?
+    package var location: SourceLocation?
 
-    var size: Int { added.count + removed.count }
+    package var size: Int { added.count + removed.count }
 
     /// Deletes the object or removes a member or subscription: what a reviewer must see first.
-    var removes: Bool { action == .delete || !removed.isEmpty }
+    package var removes: Bool { action == .delete || !removed.isEmpty }
 
     /// `unchangedRead`: false when topics were refreshed in part (`--refresh=changed`). Groups are always read
     /// whole when they are in a plan, so their counts stand.
-    static func of(_ plan: Plan, unchangedRead: Bool = true, desired: DesiredState? = nil) -> [ObjectChange] {
+    package static func of(_ plan: Plan, unchangedRead: Bool = true, desired: DesiredState? = nil) -> [ObjectChange] {
         plan.groups.map { group in
             let action: ViewAction =
                 switch group.action {
@@ -62,13 +62,13 @@ struct ObjectChange: Sendable {
     }
 
     /// Largest first, then by address: what a reviewer should read first, and a stable order.
-    static func largestFirst(_ changes: [ObjectChange]) -> [ObjectChange] {
+    package static func largestFirst(_ changes: [ObjectChange]) -> [ObjectChange] {
         changes.sorted { $0.size != $1.size ? $0.size > $1.size : $0.address < $1.address }
     }
 
     /// What deletes or removes, group deletions first, then the most removals; and the rest, largest first.
     /// A reviewer reads the removals before any addition, however many additions there are.
-    static func removalsFirst(_ changes: [ObjectChange]) -> (removing: [ObjectChange], rest: [ObjectChange]) {
+    package static func removalsFirst(_ changes: [ObjectChange]) -> (removing: [ObjectChange], rest: [ObjectChange]) {
         let removing = changes.filter(\.removes).sorted {
             let (one, other) = ($0.action == .delete, $1.action == .delete)
             if one != other { return one }
@@ -79,16 +79,16 @@ struct ObjectChange: Sendable {
 }
 
 /// Counts per action, the summary table of every format.
-struct ActionCounts: Sendable {
-    struct Row: Sendable {
+package struct ActionCounts: Sendable {
+    package struct Row: Sendable {
         var objects = 0
         var added = 0
         var removed = 0
     }
 
-    var rows: [ViewAction: Row] = [:]
+    package var rows: [ViewAction: Row] = [:]
 
-    init(_ changes: [ObjectChange]) {
+    package init(_ changes: [ObjectChange]) {
         for change in changes {
             rows[change.action, default: Row()].objects += 1
             rows[change.action, default: Row()].added += change.added.count
@@ -96,5 +96,5 @@ struct ActionCounts: Sendable {
         }
     }
 
-    subscript(action: ViewAction) -> Row { rows[action] ?? Row() }
+    package subscript(action: ViewAction) -> Row { rows[action] ?? Row() }
 }

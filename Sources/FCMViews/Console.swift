@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 
 /// Where commands write and read. Injected through a task-local so tests run the real commands and
@@ -50,10 +49,4 @@ package struct Console: Sendable {
         writeOut(text)
     }
     package func err(_ line: String) { writeErr(line + "\n") }
-}
-
-/// Reports a failure to the user and returns the exit code to throw: the message is printed once, here.
-func fail(_ message: String, code: Int32 = ExitCodes.error) -> ExitCode {
-    Console.current.err("error: \(message)")
-    return ExitCode(code)
 }

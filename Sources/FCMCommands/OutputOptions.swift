@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMViews
 import Foundation
 
 /// How a command's result is shown: the format, its budgets, a JSON copy on the side, colour.
@@ -38,19 +39,4 @@ struct OutputOptions: ParsableArguments {
             return console.stdoutIsTerminal && !noColor && !dumb ? .ansi : .plain
         }
     }
-}
-
-/// ANSI colours for the text views; `.plain` leaves text untouched.
-struct Palette: Sendable {
-    let enabled: Bool
-
-    static let plain = Palette(enabled: false)
-    static let ansi = Palette(enabled: true)
-
-    func green(_ text: String) -> String { paint(text, "32") }
-    func red(_ text: String) -> String { paint(text, "31") }
-    func yellow(_ text: String) -> String { paint(text, "33") }
-    func bold(_ text: String) -> String { paint(text, "1") }
-
-    private func paint(_ text: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
 }

@@ -4,7 +4,7 @@ import FCMReconcile
 /// The apply report: the plan it ran, what was done per object, and every operation that was skipped,
 /// failed or not attempted, with the device names of its registrations where the manifest gives them.
 extension DocumentJSON {
-    static func outcome(_ outcome: OperationOutcome, labeler: RegistrationLabeler) -> JSONTree {
+    package static func outcome(_ outcome: OperationOutcome, labeler: RegistrationLabeler) -> JSONTree {
         let redactor = labeler.redactor
         var fields: [(String, JSONTree)] = [
             ("address", .string(outcome.address)), ("operation", .string(outcome.action)),
@@ -26,7 +26,7 @@ extension DocumentJSON {
     }
 
     /// `unchangedRead`: false for a saved plan made with `--refresh=changed`.
-    static func apply(
+    package static func apply(
         _ plan: Plan, report: ApplyReport?, labeler: RegistrationLabeler, desired: DesiredState, state: (path: String, serial: Int?),
         notices: [DeprecationNotice] = [], unchangedRead: Bool = true
     ) -> JSONTree {

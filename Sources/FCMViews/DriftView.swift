@@ -1,28 +1,36 @@
 import FCMCore
 
 /// A drift report in every format: per category its count, the objects and the suggestion.
-struct DriftView {
-    static let marker = "<!-- fcmctl:drift -->"
+package struct DriftView {
+    package static let marker = "<!-- fcmctl:drift -->"
 
-    let report: DriftReport
-    let labeler: RegistrationLabeler
-    var maxMembers = 50
-    var notices: [DeprecationNotice] = []
+    package let report: DriftReport
+    package let labeler: RegistrationLabeler
+    package var maxMembers = 50
+    package var notices: [DeprecationNotice] = []
     /// The Firebase project drift read, in the Markdown title and the JSON.
-    var project: String?
+    package var project: String?
 
-    var categories: [(DriftReport.Category, [DriftReport.Finding])] {
+    package init(report: DriftReport, labeler: RegistrationLabeler, maxMembers: Int = 50, notices: [DeprecationNotice] = [], project: String? = nil) {
+        self.maxMembers = maxMembers
+        self.report = report
+        self.labeler = labeler
+        self.notices = notices
+        self.project = project
+    }
+
+    package var categories: [(DriftReport.Category, [DriftReport.Finding])] {
         DriftReport.Category.allCases.map { ($0, report.findings(in: $0)) }
     }
 
-    static func count(_ findings: [DriftReport.Finding]) -> Int { findings.reduce(0) { $0 + max(1, $1.registrations.count) } }
+    package static func count(_ findings: [DriftReport.Finding]) -> Int { findings.reduce(0) { $0 + max(1, $1.registrations.count) } }
 
     /// Said whatever the findings: a reader must know what a clean report could not check.
-    var notReadLines: [String] {
+    package var notReadLines: [String] {
         report.notReadFromFCM.isEmpty ? [] : ["Not read from FCM:"] + report.notReadFromFCM.map { "  - \($0)" }
     }
 
-    func text(palette: Palette) -> [String] {
+    package func text(palette: Palette) -> [String] {
         guard report.hasDrift else { return ["No drift. FCM matches the manifest and fcmctl's records."] + notReadLines }
         var lines: [String] = notReadLines
         for (category, findings) in categories where !findings.isEmpty {
@@ -42,7 +50,7 @@ struct DriftView {
         return lines
     }
 
-    func json() -> JSONTree {
+    package func json() -> JSONTree {
         let redactor = labeler.redactor
         return .object(
             DocumentJSON.header(kind: "drift") + [("project", .optional(project))] + [
@@ -66,7 +74,7 @@ struct DriftView {
             ])
     }
 
-    func object(_ finding: DriftReport.Finding, redactor: Redactor) -> JSONTree {
+    package func object(_ finding: DriftReport.Finding, redactor: Redactor) -> JSONTree {
         var fields: [(String, JSONTree)] = [
             ("address", .string(finding.address)), ("action", .string(finding.action)), ("count", .int(finding.registrations.count)),
             ("detail", .string(finding.detail)), ("registrations", DocumentJSON.registrations(finding.registrations, redactor)),
@@ -75,7 +83,7 @@ struct DriftView {
         return .object(fields)
     }
 
-    func markdown(maxChars: Int) -> String {
+    package func markdown(maxChars: Int) -> String {
         var budget = MarkdownBudget(limit: maxChars)
         var head = "\(Self.marker)\n### fcmctl drift" + (project.map { " · project \(MarkdownText.code($0))" } ?? "") + "\n\n"
         for notice in notices { head += "- ⚠️ \(MarkdownText.inline(notice.message))\n" }
@@ -109,7 +117,7 @@ struct DriftView {
     }
 
     /// One annotation per category, at the topic's or group's declaration when the manifest has one.
-    func annotations(desired: DesiredState) -> [Diagnostic] {
+    package func annotations(desired: DesiredState) -> [Diagnostic] {
         categories.filter { !$0.1.isEmpty }.map { category, findings in
             let location: SourceLocation? =
                 switch Address(findings[0].address) {

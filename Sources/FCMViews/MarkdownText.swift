@@ -4,10 +4,10 @@ import Foundation
 /// GitHub shows it exactly as written. Backticks need care: inside a code span a backslash is literal, so
 /// an escaped backtick (`\``) shows the backslash and ends the span early; a span or fence is instead
 /// delimited by more backticks than the longest run inside it (CommonMark 6.1, 4.5).
-enum MarkdownText {
+package enum MarkdownText {
     /// Text inside HTML (a `<summary>`, a `<code>`): entities for what HTML or Markdown could read as markup.
     /// The backtick too, so the text stays literal even where GitHub reads the line as Markdown.
-    static func html(_ text: String) -> String {
+    package static func html(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for character in text {
@@ -27,7 +27,7 @@ enum MarkdownText {
     /// for table cells, where a `|` would end the cell even inside the span.
     /// CommonMark strips one space on each side when both are there, so a space pads text that starts or ends
     /// with a backtick (or a space), and the pair is stripped again on rendering.
-    static func code(_ text: String) -> String {
+    package static func code(_ text: String) -> String {
         let flat = text.replacingOccurrences(of: "\n", with: " ")
         let fence = String(repeating: "`", count: longestRun(of: "`", in: flat) + 1)
         let padded = flat.hasPrefix("`") || flat.hasSuffix("`") || (flat.hasPrefix(" ") && flat.hasSuffix(" ") && !flat.allSatisfy { $0 == " " })
@@ -36,7 +36,7 @@ enum MarkdownText {
 
     /// A fenced code block of `lines`, its fence longer than any backtick run in them, so no line (a device
     /// name of backticks, say) can close it early and every line shows as written.
-    static func fencedBlock(_ lines: [String], info: String = "") -> String {
+    package static func fencedBlock(_ lines: [String], info: String = "") -> String {
         let longest = lines.reduce(0) { max($0, longestRun(of: "`", in: $1)) }
         let fence = String(repeating: "`", count: max(3, longest + 1))
         var text = fence + info + "\n"
@@ -49,7 +49,7 @@ enum MarkdownText {
 
     /// A paragraph or list item: characters Markdown would read as markup are escaped. (Outside a code span a
     /// backslash-escaped backtick is a literal backtick.)
-    static func inline(_ text: String) -> String {
+    package static func inline(_ text: String) -> String {
         var out = ""
         for character in text {
             if "\\`*_[]<>|#~".contains(character) { out.append("\\") }
@@ -62,7 +62,7 @@ enum MarkdownText {
         return out
     }
 
-    static func longestRun(of mark: Character, in text: String) -> Int {
+    package static func longestRun(of mark: Character, in text: String) -> Int {
         var longest = 0
         var run = 0
         for character in text {

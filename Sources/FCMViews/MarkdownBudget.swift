@@ -3,15 +3,15 @@ import Foundation
 /// Assembles a Markdown document from whole blocks under a character budget. A block (a `<details>`
 /// section with its fence) is added whole or not at all, so the document never ends inside a fence or an
 /// open `<details>`; what did not fit is counted for the omission line.
-struct MarkdownBudget {
+package struct MarkdownBudget {
     /// GitHub refuses a comment over 65,536 characters; the default leaves room for a workflow's own words.
-    static let defaultLimit = 60_000
+    package static let defaultLimit = 60_000
     /// `$GITHUB_STEP_SUMMARY` takes up to 1 MiB per step.
-    static let stepSummaryLimit = 1_000_000
+    package static let stepSummaryLimit = 1_000_000
 
-    let limit: Int
+    package let limit: Int
     /// Kept free for the omission line, whatever is added before it.
-    let reserve = 400
+    package let reserve = 400
     private(set) var text = ""
     /// Characters in `text`, kept as it grows: `String.count` walks the whole string.
     private(set) var length = 0
@@ -21,10 +21,10 @@ struct MarkdownBudget {
     private(set) var omittedRemovalBlocks = 0
     private var closed = false
 
-    init(limit: Int) { self.limit = limit }
+    package init(limit: Int) { self.limit = limit }
 
     /// Text that must appear (the summary); counted against the budget like the rest.
-    mutating func head(_ block: String) {
+    package mutating func head(_ block: String) {
         text += block
         length += block.count
     }
@@ -32,7 +32,7 @@ struct MarkdownBudget {
     /// Adds `block` if it fits; otherwise counts it (and every later block) as omitted. `removes` marks a
     /// block that deletes or removes something, counted apart in the omission line.
     @discardableResult
-    mutating func add(_ block: String, changes: Int, removes: Bool = false) -> Bool {
+    package mutating func add(_ block: String, changes: Int, removes: Bool = false) -> Bool {
         let size = block.count
         if !closed, length + size + reserve <= limit {
             text += block
@@ -47,7 +47,7 @@ struct MarkdownBudget {
     }
 
     /// The document, ending with the omission line when anything was left out.
-    func finish(noun: String, hint: String) -> String {
+    package func finish(noun: String, hint: String) -> String {
         guard omittedBlocks > 0 else { return text }
         return text
             + "\n**\(omittedBlocks) more \(omittedBlocks == 1 ? noun : noun + "s") / \(omittedChanges) more change\(omittedChanges == 1 ? "" : "s") not shown** "

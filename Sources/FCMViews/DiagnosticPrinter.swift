@@ -6,15 +6,21 @@ import Foundation
 /// - json: one versioned document on stdout;
 /// - github: `::error file=…,line=…,col=…::…` workflow commands on stdout, at most 10, errors first;
 /// - markdown: as text (a command's Markdown document carries its own findings).
-struct DiagnosticPrinter {
-    let sources: [String: [UInt8]]
-    var format: OutputFormat = .text
-    var redactor = Redactor(showTokens: false)
-    static let githubLimit = 10
+package struct DiagnosticPrinter {
+    package let sources: [String: [UInt8]]
+    package var format: OutputFormat = .text
+
+    package init(sources: [String: [UInt8]], format: OutputFormat = .text, redactor: Redactor = Redactor(showTokens: false)) {
+        self.redactor = redactor
+        self.sources = sources
+        self.format = format
+    }
+    package var redactor = Redactor(showTokens: false)
+    package static let githubLimit = 10
     /// Line starts per file, found once: thousands of diagnostics in one file must not rescan it each time.
     private let lineStarts = LineIndex()
 
-    func print(_ diagnostics: [Diagnostic]) {
+    package func print(_ diagnostics: [Diagnostic]) {
         let console = Console.current
         // Messages may quote a registration (a FID of the wrong shape, say): redacted in every format.
         let diagnostics = diagnostics.map { diagnostic in
@@ -36,7 +42,7 @@ struct DiagnosticPrinter {
         }
     }
 
-    func render(_ diagnostic: Diagnostic) -> String {
+    package func render(_ diagnostic: Diagnostic) -> String {
         var text = diagnostic.headline
         guard let location = diagnostic.location, let line = sourceLine(location) else { return text }
         // The quoted line may hold a registration: it is redacted like every other output.
@@ -46,7 +52,7 @@ struct DiagnosticPrinter {
         return text
     }
 
-    func json(_ diagnostics: [Diagnostic]) -> String {
+    package func json(_ diagnostics: [Diagnostic]) -> String {
         let items: [[String: Any]] = diagnostics.map { diagnostic in
             var item: [String: Any] = ["severity": diagnostic.severity.rawValue, "message": diagnostic.message]
             if let location = diagnostic.location {
@@ -67,7 +73,7 @@ struct DiagnosticPrinter {
         return String(decoding: data, as: UTF8.self)
     }
 
-    func sourceLine(_ location: SourceLocation) -> String? {
+    package func sourceLine(_ location: SourceLocation) -> String? {
         guard let bytes = sources[location.file], location.line >= 1 else { return nil }
         let starts = lineStarts.starts(of: location.file, bytes)
         guard location.line <= starts.count else { return nil }
@@ -95,8 +101,8 @@ private final class LineIndex: @unchecked Sendable {
 
 /// Finds what looks like a registration in a quoted source line (an FCM token: 30+ characters with a ':';
 /// a FID; any 64+ character run of token characters) and redacts it.
-enum SourceExcerptRedaction {
-    static func redact(_ line: String, _ redactor: Redactor) -> String {
+package enum SourceExcerptRedaction {
+    package static func redact(_ line: String, _ redactor: Redactor) -> String {
         guard !redactor.showTokens else { return line }
         var out = ""
         var run = ""

@@ -1,8 +1,8 @@
-import FCMState
+import FCMCore
 
 /// A JSON document built in the order it should read, then written with two-space indentation. Keys keep
 /// the order they were added in (each document adds them in a fixed order), so output is deterministic.
-indirect enum JSONTree: Sendable {
+package indirect enum JSONTree: Sendable {
     case string(String)
     case int(Int)
     case bool(Bool)
@@ -10,9 +10,9 @@ indirect enum JSONTree: Sendable {
     case array([JSONTree])
     case object([(String, JSONTree)])
 
-    static func optional(_ value: String?) -> JSONTree { value.map { .string($0) } ?? .null }
+    package static func optional(_ value: String?) -> JSONTree { value.map { .string($0) } ?? .null }
 
-    func serialized() -> String {
+    package func serialized() -> String {
         var writer = JSONWriter(capacity: 4096)
         write(into: &writer, indent: 0)
         writer.raw("\n")
@@ -20,7 +20,7 @@ indirect enum JSONTree: Sendable {
     }
 
     /// One line, for event streams (JSON Lines).
-    func compact() -> String {
+    package func compact() -> String {
         var writer = JSONWriter(capacity: 256)
         write(into: &writer, indent: -1)
         return String(decoding: writer.bytes, as: UTF8.self)

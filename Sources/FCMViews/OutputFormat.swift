@@ -1,6 +1,4 @@
-import ArgumentParser
-
-package enum OutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
+package enum OutputFormat: String, CaseIterable, Sendable {
     case text
     case json
     /// For a pull-request comment or an issue body: a summary, then a collapsible section per object.
@@ -9,7 +7,7 @@ package enum OutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable
     case github
 }
 
-package enum ColorChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+package enum ColorChoice: String, CaseIterable, Sendable {
     case auto
     case always
     case never

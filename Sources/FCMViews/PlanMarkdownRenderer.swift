@@ -4,24 +4,39 @@ import FCMCore
 /// the project, a banner naming whatever the plan deletes or removes, the summary table, notices and
 /// warnings, then one collapsible section per object within the budget: first every object with deletions
 /// or removals, then the rest, largest first.
-struct PlanMarkdownRenderer {
-    static let marker = "<!-- fcmctl:plan -->"
+package struct PlanMarkdownRenderer {
+    package static let marker = "<!-- fcmctl:plan -->"
 
-    let labeler: RegistrationLabeler
-    var maxChars = MarkdownBudget.defaultLimit
-    var maxMembers = 50
-    var title = "fcmctl plan"
-    var marker = PlanMarkdownRenderer.marker
+    package let labeler: RegistrationLabeler
+    package var maxChars = MarkdownBudget.defaultLimit
+    package var maxMembers = 50
+    package var title = "fcmctl plan"
+    package var marker = PlanMarkdownRenderer.marker
     /// The Firebase project the plan is for, in the title: comments of several environments look alike.
-    var project: String?
+    package var project: String?
     /// A saved plan's digest: what the reviewer approves and the merge job passes to `--expect-digest`.
-    var digest: String?
-    /// False when topics were read in part (`--refresh=changed`): their unchanged counts are not known.
-    var unchangedRead = true
-    /// With this many objects that delete or remove, or fewer, their sections start open.
-    var openRemovalSections = 5
+    package var digest: String?
 
-    func render(_ plan: Plan, refresh: RefreshSummary? = nil, extra: [String] = []) -> String {
+    /// False when topics were read in part (`--refresh=changed`): their unchanged counts are not known.
+    package var unchangedRead = true
+    /// With this many objects that delete or remove, or fewer, their sections start open.
+    package var openRemovalSections = 5
+
+    package init(
+        labeler: RegistrationLabeler, maxChars: Int = MarkdownBudget.defaultLimit, maxMembers: Int = 50, title: String = "fcmctl plan",
+        marker: String = PlanMarkdownRenderer.marker, project: String? = nil, digest: String? = nil, unchangedRead: Bool = true
+    ) {
+        self.labeler = labeler
+        self.maxChars = maxChars
+        self.maxMembers = maxMembers
+        self.title = title
+        self.marker = marker
+        self.project = project
+        self.digest = digest
+        self.unchangedRead = unchangedRead
+    }
+
+    package func render(_ plan: Plan, refresh: RefreshSummary? = nil, extra: [String] = []) -> String {
         let changes = ObjectChange.of(plan, unchangedRead: unchangedRead && (refresh?.unchangedRead ?? true))
         let (removing, rest) = ObjectChange.removalsFirst(changes)
         var budget = MarkdownBudget(limit: maxChars)
@@ -39,7 +54,7 @@ struct PlanMarkdownRenderer {
         return budget.finish(noun: "object", hint: "Run `fcmctl plan` locally, or read the JSON plan, for all of them.")
     }
 
-    func summary(_ plan: Plan, changes: [ObjectChange], removing: [ObjectChange], refresh: RefreshSummary?, extra: [String]) -> String {
+    package func summary(_ plan: Plan, changes: [ObjectChange], removing: [ObjectChange], refresh: RefreshSummary?, extra: [String]) -> String {
         var text = "\(marker)\n### \(MarkdownText.inline(title))"
         if let project { text += " · project \(MarkdownText.code(project))" }
         text += "\n\n"
@@ -58,7 +73,7 @@ struct PlanMarkdownRenderer {
         return text + notes(plan.notes, extra: extra, refresh: refresh)
     }
 
-    static func table(_ counts: ActionCounts) -> String {
+    package static func table(_ counts: ActionCounts) -> String {
         var text = "| Action | Objects | Added | Removed |\n|---|---:|---:|---:|\n"
         for action in ViewAction.allCases where action != .none {
             let row = counts[action]
@@ -68,7 +83,7 @@ struct PlanMarkdownRenderer {
     }
 
     /// Warnings, capped so a thousand of them cannot push the summary over the budget.
-    func notes(_ diagnostics: [Diagnostic], extra: [String], refresh: RefreshSummary?) -> String {
+    package func notes(_ diagnostics: [Diagnostic], extra: [String], refresh: RefreshSummary?) -> String {
         var lines = extra.map { "- \(MarkdownText.inline($0))" }
         if let refresh, refresh.mode != "all" { lines.append("- \(MarkdownText.inline(refresh.line))") }
         let redactor = labeler.redactor
@@ -95,7 +110,7 @@ struct PlanMarkdownRenderer {
     }
 
     /// Removals first: with more members than `maxMembers`, what is cut is additions.
-    func memberFence(_ change: ObjectChange) -> String {
+    package func memberFence(_ change: ObjectChange) -> String {
         let total = change.added.count + change.removed.count
         guard total > 0 else { return "" }
         var lines = change.removed.prefix(maxMembers).map { "- \(labeler.label($0))" }

@@ -1,0 +1,7 @@
+import ArgumentParser
+import FCMCore
+import FCMViews
+
+extension OutputFormat: ExpressibleByArgument {}
+extension ColorChoice: ExpressibleByArgument {}
+extension RefreshMode: ExpressibleByArgument {}
