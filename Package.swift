@@ -66,10 +66,17 @@ let package = Package(
         .target(name: "FCMReconcile", dependencies: ["FCMCore"], swiftSettings: codeSettings),
         // Renderers and the terminal: typed results in, bytes out.
         .target(name: "FCMViews", dependencies: ["FCMBuildInfo", "FCMCore", "FCMReconcile"], swiftSettings: codeSettings),
+        // The use cases over values (plan, apply, drift, import, saved plans), in a `World`; nothing here prints.
+        .target(
+            name: "FCMEngine",
+            dependencies: [
+                "FCMCore", "FCMManifest", "FCMClient", "FCMReconcile", .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: codeSettings),
         .target(
             name: "FCMCommands",
             dependencies: [
-                "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile", "FCMViews",
+                "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile", "FCMViews", "FCMEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -104,10 +111,13 @@ let package = Package(
         .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore", "FCMTestSupport"], swiftSettings: codeSettings),
         .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
-        .testTarget(name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMViews", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
+        .testTarget(
+            name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMEngine", "FCMViews", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMEmulator", "FCMState", "FCMTestSupport", "FCMViews"],
+            dependencies: [
+                "FCMBuildInfo", "FCMCommands", "FCMClient", "FCMCore", "FCMEmulator", "FCMEngine", "FCMState", "FCMTestSupport", "FCMViews",
+            ],
             swiftSettings: codeSettings),
     ]
 )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMEngine
 import FCMViews
 import Foundation
 
@@ -25,11 +26,13 @@ struct DriftCommand: AsyncParsableCommand {
     }
 
     func drift(progress: RunProgress) async throws {
-        let pipeline = Pipeline(manifest: manifest, state: state, options: run, format: output.format)
-        pipeline.progress = progress
-        let connection = try pipeline.start()
+        let (session, target) = try RunStart.open(
+            manifest: manifest, state: state, settings: run.settings(), format: output.format, progress: progress)
+        let connection = try RunStart.connect(session, target)
         defer { connection.shutdown() }
-        let computed = try await pipeline.compute(service: connection.service, store: try pipeline.openStore(), includeLocalGroups: true)
+        let computed = try await surfacing {
+            try await session.computePlan(target.desired, service: connection.service, store: session.openStore(), includeLocalGroups: true)
+        }
         RunRecord.current?.project = computed.desired.project.id
         let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
         let view = DriftView(
@@ -40,8 +43,8 @@ struct DriftCommand: AsyncParsableCommand {
             Presentation(
                 text: { view.text(palette: palette) }, json: { view.json() }, markdown: { view.markdown(maxChars: $0) },
                 annotations: view.annotations(desired: computed.desired)))
-        pipeline.reportStatistics()
-        let unreadable = pipeline.reportUnreadable(computed.observed)
+        session.reportStatistics()
+        let unreadable = session.reportUnreadable(computed.observed)
         if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
         if detailedExitcode && report.hasDrift { throw ExitCode(ExitCodes.changesPresent) }
     }

@@ -1,8 +1,34 @@
 import ArgumentParser
+import FCMEngine
 import FCMViews
 
 /// Reports a failure to the user and returns the exit code to throw: the message is printed once, here.
-package func fail(_ message: String, code: Int32 = ExitCodes.error) -> ExitCode {
+func fail(_ message: String, code: Int32 = ExitCodes.error) -> ExitCode {
     Console.current.err("error: \(message)")
     return ExitCode(code)
+}
+
+extension EngineFailure {
+    /// The failure said as `error: …` on stderr (when it has something to say), as the exit code to throw.
+    func surfaced() -> ExitCode {
+        if let message { Console.current.err("error: \(message)") }
+        return ExitCode(code)
+    }
+}
+
+/// Runs engine work from a command: an engine failure is printed where it happens, like `fail`.
+func surfacing<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let failure as EngineFailure {
+        throw failure.surfaced()
+    }
+}
+
+func surfacing<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let failure as EngineFailure {
+        throw failure.surfaced()
+    }
 }

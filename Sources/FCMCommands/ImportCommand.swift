@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMEngine
 import FCMManifest
 import FCMReconcile
 import FCMViews
@@ -30,31 +31,24 @@ struct ImportOptions: ParsableArguments {
 
     /// The manifest's project and devices; it need not declare groups or topics yet. A state of another
     /// project is refused here, before FCM is asked anything.
-    func start() async throws -> (Pipeline, LoadedManifest, Connection) {
-        var runOptions = run
-        runOptions.allowEmpty = true
-        let pipeline = Pipeline(manifest: manifest, state: state, options: runOptions)
-        let loaded = try Pipeline.load(manifest.paths)
-        if let location = loaded.manifest.state?.resolvedLocation, state.state == nil { pipeline.overrideStatePath(location) }
+    func start() async throws -> (Session, LoadedManifest, Connection) {
+        let loaded = try RunStart.load(manifest.paths)
         let desired = loaded.desiredState()
-        if let reason = PlatformDeprecations.refusal(usesGroups: false, usesIID: desired.project.topicAPI == .iid, now: World.current.now()) {
-            throw fail(reason)
+        let environment = Console.current.environment
+        let statePath = try surfacing {
+            try StatePaths.resolve(override: state.state ?? loaded.manifest.state?.resolvedLocation, manifests: manifest.paths)
         }
-        pipeline.project = Pipeline.project(of: desired.project)
-        let store = try pipeline.openStore()
-        let early: StateSnapshot
-        do {
-            early = try await store.read()
-        } catch {
-            throw fail("\(error)")
-        }
-        // Quietly: what the read has to say is said when `finish` reads the state again under the lock.
-        try pipeline.checkProject(early, store: store, warn: false)
-        return (pipeline, loaded, try pipeline.connect(project: desired.project))
+        var settings = run.settings()
+        settings.allowEmpty = true
+        let session = Session(
+            world: World.current, settings: settings, environment: environment, statePath: statePath,
+            project: ProjectBinding.addressed(desired.project, environment: environment), notices: RunStart.notices, signals: Interruption.hooks)
+        try await surfacing { try await session.checkImport(usesIID: desired.project.topicAPI == .iid) }
+        return (session, loaded, try surfacing { try session.connect(project: desired.project, needsProjectID: false) })
     }
 
     /// Formats `yaml` canonically, writes or prints it, then records `change` in the state (unless a dry run).
-    func finish(yaml: String, pipeline: Pipeline, record: @escaping (inout Ledger) -> Void) async throws {
+    func finish(yaml: String, session: Session, record: @escaping (inout Ledger) -> Void) async throws {
         let console = Console.current
         let formatted: String
         do {
@@ -74,24 +68,14 @@ struct ImportOptions: ParsableArguments {
         if let output, FileManager.default.fileExists(atPath: output) {
             throw fail("\(output) exists; import writes a new file (merge it by hand, or choose another -o)")
         }
-        let store = try pipeline.openStore()
-        try await pipeline.withStateLock(store, operation: "import", options: locking) { _ in
-            let snapshot = try await pipeline.readState(store)
-            // Checked again under the lock: the state may have been replaced since `start`.
-            try pipeline.checkProject(snapshot, store: store)
-            var ledger = snapshot.ledger
-            record(&ledger)
-            if let project = pipeline.project { ledger.bind(to: project) }
-            if let output { try writeImport(formatted, to: output) }
-            do {
-                ledger.serial = try ledger.nextSerial()
-                _ = try await store.write(ledger, replacing: snapshot.version)
-            } catch {
-                if let output { unlink(output) }
-                throw fail("\(error)")
-            }
-            console.err("Recorded the imported objects in \(store.displayName) (serial \(ledger.serial)) as fcmctl's.")
+        let output = self.output
+        let recorded = try await surfacing {
+            try await session.recordImport(
+                lock: locking.lock, timeout: locking.lockTimeout.duration, claim: { if let output { try writeImport(formatted, to: output) } },
+                release: { if let output { unlink(output) } },
+                record)
         }
+        console.err("Recorded the imported objects in \(recorded.state) (serial \(recorded.serial)) as fcmctl's.")
     }
 
     /// Mode 0600: an import file holds every registration in full.
@@ -124,7 +108,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
     var registrations: String?
 
     func run() async throws {
-        let (pipeline, loaded, connection) = try await options.start()
+        let (session, loaded, connection) = try await options.start()
         defer { connection.shutdown() }
         let desired = loaded.desiredState()
         let names = desired.deviceNames
@@ -140,7 +124,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
         if who.isEmpty { throw fail("no registrations to read: the manifest names no devices; pass --registrations FILE") }
         let observed: ObservedState
         do {
-            observed = try await Refresher(service: connection.service, limit: pipeline.concurrency)
+            observed = try await Refresher(service: connection.service, limit: session.concurrency)
                 .refresh(groups: [], registrations: Set(who))
         } catch {
             throw fail("reading subscriptions failed: \(error); nothing was imported")
@@ -153,7 +137,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
         }
         let unreadable = observed.unreadable.count
         if unreadable > 0 { Console.current.err("warning: \(plural(unreadable, "registration")) could not be read and were left out") }
-        let day = PlatformDeprecations.dayText(World.current.now())
+        let day = PlatformDeprecations.dayText(session.world.now())
         var yaml =
             "# Imported by `fcmctl import subscriptions` on \(day) from FCM (\(plural(who.count, "registration")) read); "
             + "fcmctl records these subscriptions as its own.\ntopics:\n"
@@ -163,7 +147,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
             for registration in members { yaml += "      - \(ImportOptions.member(registration, names: names))\n" }
         }
         if topics.isEmpty { yaml = "# Imported by `fcmctl import subscriptions` on \(day): no subscriptions found.\n" }
-        try await options.finish(yaml: yaml, pipeline: pipeline) { ledger in
+        try await options.finish(yaml: yaml, session: session) { ledger in
             for (topic, members) in topics {
                 for registration in members { ledger.recordSubscription(registration, topic: topic) }
             }

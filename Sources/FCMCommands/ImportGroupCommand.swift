@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMEngine
 import FCMViews
 import Foundation
 
@@ -30,7 +31,7 @@ struct ImportGroupCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (pipeline, loaded, connection) = try await options.start()
+        let (session, loaded, connection) = try await options.start()
         defer { connection.shutdown() }
         let desired = loaded.desiredState()
         let listed = try members.map(Self.readMembers)
@@ -59,7 +60,7 @@ struct ImportGroupCommand: AsyncParsableCommand {
                         + "or pass --members FILE; nothing was imported")
             }
         }
-        let day = PlatformDeprecations.dayText(World.current.now())
+        let day = PlatformDeprecations.dayText(session.world.now())
         var yaml =
             "# Imported by `fcmctl import group` on \(day): each group exists in FCM; members from your records "
             + "(FCM cannot list them). fcmctl records these groups as its own.\ngroups:\n"
@@ -67,7 +68,7 @@ struct ImportGroupCommand: AsyncParsableCommand {
             yaml += "  \(ImportOptions.quoted(group.name)):  # \(plural(group.members.count, "member")), \(group.source)\n    members:\n"
             for registration in group.members.sorted() { yaml += "      - \(ImportOptions.member(registration, names: desired.deviceNames))\n" }
         }
-        try await options.finish(yaml: yaml, pipeline: pipeline) { ledger in
+        try await options.finish(yaml: yaml, session: session) { ledger in
             for group in groups { ledger.recordGroup(group.name, members: group.members) }
         }
     }

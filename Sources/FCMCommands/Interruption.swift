@@ -1,5 +1,6 @@
 import Dispatch
 import FCMCore
+import FCMEngine
 import FCMViews
 import Foundation
 
@@ -192,4 +193,11 @@ package enum Interruption {
         fflush(nil)
         exit(code)
     }
+}
+
+extension Interruption {
+    /// The process's signal handling, as the engine's runs see it.
+    static let hooks = SignalHooks(
+        acquiring: { acquiring($0) }, holding: { holding($0, in: $1) }, released: { released($0) }, receivedWhileIdle: { receivedWhileIdle },
+        exitInterrupted: { exitInterrupted($0) }, draining: { draining($0) }, sendingEnded: { sendingEnded() }, finished: { finished() })
 }

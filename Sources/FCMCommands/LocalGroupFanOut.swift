@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMClient
 import FCMCore
+import FCMEngine
 import FCMReconcile
 import FCMViews
 import Foundation

@@ -1,3 +1,4 @@
+import FCMEngine
 import FCMManifest
 import FCMViews
 import Foundation

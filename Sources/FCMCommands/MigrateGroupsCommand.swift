@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMClient
 import FCMCore
+import FCMEngine
 import FCMManifest
 import FCMViews
 import Foundation
@@ -28,7 +29,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let console = Console.current
-        let loaded = try Pipeline.load(manifest.paths)
+        let loaded = try RunStart.load(manifest.paths)
         let defaultMode = loaded.manifest.defaults?.groupMode?.value ?? .fcm
         let migrating = loaded.manifest.groups.values.filter { ($0.mode?.value ?? defaultMode) == .fcm }.sorted { $0.name < $1.name }
         if migrating.isEmpty {
@@ -48,11 +49,13 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
         }
         let names = migrating.isEmpty ? loaded.desiredState().localGroups.keys.sorted() : migrating.map(\.name)
         try await checkFanOut(names)
-        var deletion = try ApplyCommand.parse(
-            ["--auto-approve"] + manifest.paths.flatMap { ["-f", $0] } + (state.state.map { ["--state", $0] } ?? [])
-                + names.flatMap { ["--target", "\(Address.group($0))"] })
+        var target = TargetOptions()
+        target.targets = names.map { "\(Address.group($0))" }
+        let deletion = ApplyRun(
+            manifestPaths: manifest.manifests, state: state, run: run, output: OutputOptions(), locking: LockOptions(), target: target,
+            autoApprove: true)
         console.out("The fan-out check passed; deleting the FCM device groups:")
-        try await deletion.run()
+        try await deletion.apply(manifest: manifest, state: state, progress: .silent)
     }
 
     /// Adds `mode: local` under each group's key, then lets the formatter put it in canonical order.
@@ -94,12 +97,12 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
 
     /// Every member of every migrated group must accept a message (validate only) before FCM's groups go.
     func checkFanOut(_ names: [String]) async throws {
-        let loaded = try Pipeline.load(manifest.paths)
+        let loaded = try RunStart.load(manifest.paths)
         let desired = loaded.desiredState()
-        var options = run
-        options.allowEmpty = true
-        let pipeline = Pipeline(manifest: manifest, state: state, options: options)
-        let connection = try pipeline.connect(project: desired.project)
+        let session = Session(
+            world: World.current, settings: run.settings(), environment: Console.current.environment, statePath: "", project: nil,
+            notices: RunStart.notices)
+        let connection = try surfacing { try session.connect(project: desired.project, needsProjectID: false) }
         defer { connection.shutdown() }
         guard let service = connection.live else { throw fail("the fan-out check needs the FCM client; this world has none") }
         for name in names {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMEngine
 import FCMViews
 import Foundation
 
@@ -22,23 +23,6 @@ struct StateOptions: ParsableArguments {
             "The state file (or gs://BUCKET/PREFIX). Default: .fcmctl/state.json in the manifest's directory; required when several -f have different directories."
     )
     var state: String?
-
-    /// Where each manifest path would keep its state by default (`.fcmctl/state.json` in its directory),
-    /// without repeats, in the order given. More than one is ambiguous: see `Pipeline.stateLocation()`.
-    static func defaultStatePaths(manifests: [String]) -> [String] {
-        var seen = Set<String>()
-        var paths: [String] = []
-        for manifest in manifests.isEmpty ? ["."] : manifests {
-            var isDirectory: ObjCBool = false
-            let directory =
-                FileManager.default.fileExists(atPath: manifest, isDirectory: &isDirectory) && isDirectory.boolValue
-                ? manifest : PathText.directory(of: manifest)
-            let path = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(".fcmctl/state.json")
-            // `fcm/dev`, `fcm/dev/` and `./fcm/dev/a.yaml` share one state.
-            if seen.insert(PathText.normalized(path, against: FileManager.default.currentDirectoryPath)).inserted { paths.append(path) }
-        }
-        return paths
-    }
 }
 
 struct RunOptions: ParsableArguments {
@@ -85,5 +69,23 @@ struct RunOptions: ParsableArguments {
         if let groupExportUrl, !(groupExportUrl.hasPrefix("http://") || groupExportUrl.hasPrefix("https://")) {
             throw ValidationError("--group-export-url must be an http:// or https:// URL")
         }
+    }
+}
+
+extension RunOptions {
+    /// The options as the engine takes them.
+    func settings(adoptExisting: Bool = false, targeting: PlanTargeting = PlanTargeting()) -> RunSettings {
+        var settings = RunSettings()
+        settings.showTokens = showTokens
+        settings.parallelism = parallelism
+        settings.qps = qps
+        settings.endpoint = endpoint
+        settings.groupExportURL = groupExportUrl
+        settings.verbose = verbose
+        settings.allowEmpty = allowEmpty
+        settings.skipUnreadable = skipUnreadable
+        settings.adoptExisting = adoptExisting
+        settings.targeting = targeting
+        return settings
     }
 }

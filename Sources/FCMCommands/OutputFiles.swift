@@ -1,3 +1,4 @@
+import FCMEngine
 import FCMViews
 import Foundation
 

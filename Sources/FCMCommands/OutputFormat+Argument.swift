@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMEngine
 import FCMViews
 
 extension OutputFormat: ExpressibleByArgument {}

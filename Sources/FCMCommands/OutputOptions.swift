@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMEngine
 import FCMViews
 import Foundation
 

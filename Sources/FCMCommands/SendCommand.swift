@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMClient
 import FCMCore
+import FCMEngine
 import FCMManifest
 import FCMViews
 import Foundation
@@ -74,7 +75,7 @@ struct SendCommand: AsyncParsableCommand {
         var localGroups: [String: DesiredGroup] = [:]
         var deviceNames: [Registration: String] = [:]
         if !manifest.manifests.isEmpty {
-            let loaded = try Pipeline.load(manifest.paths)
+            let loaded = try RunStart.load(manifest.paths)
             let desired = loaded.desiredState()
             localGroups = desired.localGroups
             deviceNames = desired.deviceNames
@@ -82,10 +83,10 @@ struct SendCommand: AsyncParsableCommand {
             if settings.senderId.isEmpty { settings.senderId = desired.project.senderId }
             for (registration, name) in desired.deviceNames { devices[name] = registration }
         }
-        var options = run
-        options.allowEmpty = true
-        let pipeline = Pipeline(manifest: manifest, state: try StateOptions.parse([]), options: options)
-        let connection = try pipeline.connect(project: settings)
+        let session = Session(
+            world: World.current, settings: run.settings(), environment: Console.current.environment, statePath: "", project: nil,
+            notices: RunStart.notices)
+        let connection = try surfacing { try session.connect(project: settings, needsProjectID: false) }
         defer { connection.shutdown() }
         guard let service = connection.live else { throw fail("sending messages needs the FCM client; this world has none") }
         guard !service.project.id.isEmpty else {
@@ -109,11 +110,11 @@ struct SendCommand: AsyncParsableCommand {
             let message = OutgoingMessage(target: .token(""), title: title, body: body, image: image, data: payload())
             try await LocalGroupFanOut(service: service, parallelism: run.parallelism, redactor: Redactor(showTokens: run.showTokens))
                 .send(message, to: local, names: deviceNames, validateOnly: dryRun)
-            pipeline.reportStatistics()
+            session.reportStatistics()
             return
         } else {
             let name = group ?? ""
-            if PlatformDeprecations.refusal(usesGroups: true, usesIID: false, now: World.current.now()) != nil {
+            if PlatformDeprecations.refusal(usesGroups: true, usesIID: false, now: session.world.now()) != nil {
                 throw fail(
                     "\(Address.group(name)) is an FCM device group, and FCM removed device groups on 2027-09-29. Declare it with `mode: local` "
                         + "(fcmctl migrate groups) so fcmctl sends to its members")
@@ -131,6 +132,6 @@ struct SendCommand: AsyncParsableCommand {
         } catch let error as FCMServiceError {
             throw fail("FCM refused the message to \(address): \(error.code) \(error.message)\(Self.hint(error.code))")
         }
-        pipeline.reportStatistics()
+        session.reportStatistics()
     }
 }

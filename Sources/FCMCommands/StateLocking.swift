@@ -1,6 +1,6 @@
 import ArgumentParser
 import FCMCore
-import FCMState
+import FCMEngine
 import FCMViews
 import Foundation
 
@@ -39,53 +39,14 @@ struct LockTimeout: ExpressibleByArgument {
     }
 }
 
-extension Pipeline {
-    /// Runs `body` holding the state lock (unless `--lock=false`), and releases it however `body` ends.
-    /// A lock held by another live run is exit 4, naming the holder.
+extension Session {
+    /// The engine's lock discipline with the command line's `--lock` and `--lock-timeout`; an engine failure
+    /// inside is printed as the command's error.
     func withStateLock<T>(
         _ store: any StateStore, operation: String, options: LockOptions, _ body: (StateLock?) async throws -> T
     ) async throws -> T {
-        guard options.lock else {
-            if operation != "plan" {
-                console.err("warning: running \(operation) without the state lock (--lock=false): a concurrent run can lose records")
-            }
-            return try await body(nil)
+        try await surfacing {
+            try await withStateLock(store, operation: operation, lock: options.lock, timeout: options.lockTimeout.duration, body)
         }
-        let lock: StateLock
-        Interruption.acquiring(true)
-        do {
-            lock = try await store.lock(operation: operation, timeout: options.lockTimeout.duration)
-        } catch let error as StateLockedError {
-            Interruption.acquiring(false)
-            throw fail("\(error)", code: ExitCodes.stateLocked)
-        } catch {
-            Interruption.acquiring(false)
-            throw fail("cannot take the state lock: \(error). Nothing was sent")
-        }
-        // A signal that ends the process before `body` does releases the lock on the way out.
-        let token = Interruption.holding(lock, in: store)
-        Interruption.acquiring(false)
-        if let signal = Interruption.receivedWhileIdle {
-            try? await store.unlock(lock)
-            Interruption.released(token)
-            Interruption.exitInterrupted(signal)
-        }
-        fence.arm(lock)
-        defer { fence.disarm() }
-        let result: T
-        do {
-            result = try await body(lock)
-        } catch {
-            try? await store.unlock(lock)
-            Interruption.released(token)
-            throw error
-        }
-        defer { Interruption.released(token) }
-        do {
-            try await store.unlock(lock)
-        } catch {
-            console.err("warning: could not release the state lock \(lock.info.id): \(error). Remove it with: fcmctl state unlock \(lock.info.id)")
-        }
-        return result
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FCMCore
+import FCMEngine
 import FCMState
 import FCMViews
 import Foundation
@@ -24,16 +25,16 @@ struct StateMigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let console = Console.current
-        let pipeline = location.pipeline(writing: true)
-        let source = try pipeline.openStore()
+        let session = try location.session(writing: true)
+        let source = session.openStore()
         let destination = World.current.store(to) { console.err("warning: \($0)") }
         guard source.displayName != destination.displayName else { throw fail("the state is already at \(to)") }
-        try await pipeline.withStateLock(source, operation: "state migrate", options: locking) { _ in
-            try await pipeline.withStateLock(destination, operation: "state migrate", options: locking) { _ in
-                var snapshot = try await pipeline.readState(source)
-                try pipeline.checkProject(snapshot, store: source)
+        try await session.withStateLock(source, operation: "state migrate", options: locking) { _ in
+            try await session.withStateLock(destination, operation: "state migrate", options: locking) { _ in
+                var snapshot = try await session.readState(source)
+                try session.checkProject(snapshot, store: source)
                 // The migrated state carries its project, completed by the manifest's.
-                if let project = pipeline.project { snapshot.ledger.bind(to: project) }
+                if let project = session.project { snapshot.ledger.bind(to: project) }
                 guard snapshot.version != nil || !snapshot.ledger.isEmpty else {
                     throw fail("\(source.displayName) holds no state; there is nothing to migrate")
                 }

@@ -16,7 +16,7 @@ package struct ApplyTextRenderer {
     /// Beyond this many, skipped and failed operations are counted rather than listed one per line.
     package var outcomesListed = 50
 
-    package func render(_ report: ApplyReport) -> (out: [String], err: [String]) {
+    package func render(_ report: ApplyReport) -> (out: [String], problems: [Diagnostic]) {
         var out: [String] = []
         let done = report.completed.sorted { $0.key < $1.key }
         for (address, count) in done.prefix(objectsListed) {
@@ -26,7 +26,7 @@ package struct ApplyTextRenderer {
             let rest = done.dropFirst(objectsListed)
             out.append("… and \(rest.reduce(0) { $0 + $1.value }) operations done on \(rest.count) more objects")
         }
-        var err: [String] = []
+        var err: [Diagnostic] = []
         let ordered = Self.ordered(report.outcomes)
         for outcome in ordered.prefix(outcomesListed) {
             let who =
@@ -34,25 +34,31 @@ package struct ApplyTextRenderer {
                 + (outcome.registrations.count > 5 ? " and \(outcome.registrations.count - 5) more" : "")
             switch outcome.status {
             case .gone(let reason):
-                err.append("warning: \(outcome.address): \(who) is no longer registered (\(reason)); it was skipped: remove it from the manifest")
+                err.append(.warning("\(outcome.address): \(who) is no longer registered (\(reason)); it was skipped: remove it from the manifest"))
             case .failed(let code, let message, let retryable):
                 err.append(
-                    "error: \(outcome.address): \(outcome.action) \(who): \(code): \(message)\(retryable ? " (temporary: re-running apply retries it)" : "")"
-                )
+                    .error(
+                        "\(outcome.address): \(outcome.action) \(who): \(code): \(message)\(retryable ? " (temporary: re-running apply retries it)" : "")"
+                    ))
             case .notAttempted(let reason):
-                err.append("note: \(outcome.address): \(outcome.action) \(who) not attempted: \(reason)")
+                err.append(Diagnostic(.note, "\(outcome.address): \(outcome.action) \(who) not attempted: \(reason)"))
             }
         }
         if ordered.count > outcomesListed {
             err.append(
-                "note: … and \(ordered.count - outcomesListed) more skipped, failed or not attempted operations; "
-                    + "--json-into FILE or --format json lists every one")
+                Diagnostic(
+                    .note,
+                    "… and \(ordered.count - outcomesListed) more skipped, failed or not attempted operations; "
+                        + "--json-into FILE or --format json lists every one"))
         }
         if let stopped = report.stopped {
-            err.append("error: \(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)")
+            err.append(.error("\(stopped) (\(report.notAttempted) operation\(report.notAttempted == 1 ? "" : "s") not attempted)"))
         }
         return (out, err)
     }
+
+    /// A problem as its stderr line: `error: …`, `warning: …`, `note: …`.
+    package static func line(_ problem: Diagnostic) -> String { "\(problem.severity.rawValue): \(problem.message)" }
 
     package static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
         outcomes.sorted {

@@ -1,6 +1,7 @@
 import FCMClient
 import FCMCommands
 import FCMCore
+import FCMEngine
 import FCMTestSupport
 import FCMViews
 import Foundation

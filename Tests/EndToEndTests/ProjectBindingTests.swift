@@ -1,4 +1,5 @@
 import FCMCore
+import FCMEngine
 import FCMState
 import FCMTestSupport
 import FCMViews

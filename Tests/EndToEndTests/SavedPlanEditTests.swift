@@ -1,5 +1,6 @@
 import FCMCommands
 import FCMCore
+import FCMEngine
 import FCMTestSupport
 import FCMViews
 import Foundation

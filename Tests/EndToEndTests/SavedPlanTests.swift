@@ -1,4 +1,5 @@
 import FCMCore
+import FCMEngine
 import FCMTestSupport
 import FCMViews
 import Foundation

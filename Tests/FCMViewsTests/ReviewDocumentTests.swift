@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMEngine
 import FCMViews
 import Foundation
 import Testing
@@ -36,7 +37,7 @@ import Testing
                 address: "topic/news", action: "subscribe", registrations: [Self.other],
                 status: .failed(code: "INTERNAL", message: "x", retryable: true)),
         ]
-        let lines = ApplyTextRenderer(labeler: Self.labeler).render(report).err
+        let lines = ApplyTextRenderer(labeler: Self.labeler).render(report).problems.map(ApplyTextRenderer.line)
         #expect(
             lines[0]
                 == "warning: topic/news: kiosk-lobby (kiosk:…kkkk) is no longer registered (UNREGISTERED); it was skipped: remove it from the manifest"

@@ -1,5 +1,6 @@
 import FCMCommands
 import FCMCore
+import FCMEngine
 import FCMState
 import FCMTestSupport
 import Foundation

@@ -1,19 +1,17 @@
-import ArgumentParser
 import FCMCore
-import FCMViews
 
 /// What one refresh reads, and the part of the manifest a plan may be made from with what it read.
-struct RefreshScope {
-    let mode: RefreshMode
-    let groups: Set<String>
-    let registrations: Set<Registration>
+package struct RefreshScope {
+    package let mode: RefreshMode
+    package let groups: Set<String>
+    package let registrations: Set<Registration>
     /// The manifest restricted to what was read: with `changed`, registrations not read are assumed to be as
     /// the last apply left them, so nothing is planned for them.
-    let plannedDesired: DesiredState
-    let knownRegistrations: Int
-    let knownGroups: Int
+    package let plannedDesired: DesiredState
+    package let knownRegistrations: Int
+    package let knownGroups: Int
 
-    init(desired: DesiredState, ledger: Ledger, mode: RefreshMode, includeLocalGroups: Bool = false) {
+    package init(desired: DesiredState, ledger: Ledger, mode: RefreshMode, includeLocalGroups: Bool = false) {
         self.mode = mode
         var everyone = ledger.subscribedRegistrations
         for topic in desired.topics.values { everyone.formUnion(topic.members) }
@@ -47,7 +45,7 @@ struct RefreshScope {
         plannedDesired = restricted
     }
 
-    var summary: RefreshSummary {
+    package var summary: RefreshSummary {
         RefreshSummary(
             mode: mode.rawValue, registrationsRead: registrations.count, registrationsKnown: knownRegistrations, groupsRead: groups.count,
             groupsKnown: knownGroups)

@@ -1,6 +1,5 @@
 import Crypto
 import FCMCore
-import FCMViews
 import Foundation
 
 /// Reading and writing `plan -out` files: JSON, mode 0600 (a plan names registrations), replaced atomically.
@@ -104,9 +103,9 @@ package enum SavedPlanDigest {
     }
 }
 
-enum ManifestDigest {
+package enum ManifestDigest {
     /// sha256 over every manifest file's path and bytes, in path order.
-    static func of(_ sources: [String: [UInt8]]) -> String {
+    package static func of(_ sources: [String: [UInt8]]) -> String {
         var hash = SHA256()
         for path in sources.keys.sorted() {
             hash.update(data: Data(path.utf8))

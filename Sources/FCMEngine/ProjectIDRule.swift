@@ -1,14 +1,13 @@
 import FCMClient
 import FCMCore
 import FCMManifest
-import FCMViews
 import Foundation
 
 /// Topics are addressed as `projects/ID/…`: a manifest with topics needs a project id from somewhere. The
 /// rule is checked where manifests are loaded, so `validate` and `plan` agree (validate once passed a
 /// manifest that plan then refused at connect time), with the same sources `plan` reads the id from.
-enum ProjectIDRule {
-    static func check(_ manifest: Manifest, environment: [String: String]) -> Diagnostic? {
+package enum ProjectIDRule {
+    package static func check(_ manifest: Manifest, environment: [String: String]) -> Diagnostic? {
         guard !manifest.topics.isEmpty, (manifest.project?.id?.value ?? "").isEmpty else { return nil }
         for name in ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"] where !(environment[name] ?? "").isEmpty { return nil }
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty, (try? ServiceAccountKey(path: path))?.projectID != nil {

@@ -1,0 +1,70 @@
+import ArgumentParser
+import FCMCore
+import FCMEngine
+import FCMViews
+
+/// One apply as the command line asked for it: the engine's transaction between the plan shown before
+/// and the result shown after. `apply` and `migrate groups --apply` both run it.
+struct ApplyRun {
+    var manifestPaths: [String]
+    var state: StateOptions
+    var run: RunOptions
+    var output: OutputOptions
+    var locking: LockOptions
+    var maxRemovals: Int?
+    var target: TargetOptions
+    var adoptExisting = false
+    var autoApprove = false
+    var dryRun = false
+    var timeout = LockTimeout(duration: .seconds(30 * 60))
+
+    var presentation: ApplyPresentation { ApplyPresentation(output: output, showTokens: run.showTokens) }
+
+    /// Plans from the manifests, the state and FCM, then applies under the state lock.
+    func apply(manifest: ManifestOptions, state: StateOptions, progress: RunProgress) async throws {
+        let settings = run.settings(adoptExisting: adoptExisting, targeting: target.targeting)
+        let (session, runTarget) = try RunStart.open(manifest: manifest, state: state, settings: settings, format: output.format, progress: progress)
+        let connection = try RunStart.connect(session, runTarget)
+        defer { connection.shutdown() }
+        let store = session.openStore()
+        try await session.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", options: locking) { lock in
+            try await apply(runTarget.desired, transaction: transaction(session, service: connection.service, store: store, lock: lock))
+        }
+    }
+
+    func transaction(_ session: Session, service: any FCMService, store: any StateStore, lock: StateLock?) -> ApplyTransaction {
+        var transaction = ApplyTransaction(session: session, service: service, store: store, lock: lock)
+        transaction.timeout = timeout.duration
+        transaction.timeoutText = timeout.text
+        transaction.confirm = { [autoApprove] in try ApplyConfirmation.ask(autoApprove: autoApprove) }
+        return transaction
+    }
+
+    func apply(_ declared: DesiredState, transaction: ApplyTransaction) async throws {
+        let session = transaction.session
+        let computed = try await session.computePlan(declared, service: transaction.service, store: transaction.store)
+        RunRecord.current?.project = computed.desired.project.id
+        PlanTextRenderer.printNotes(computed.plan)
+        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.err(warning) }
+        presentation.printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
+        try RemovalLimit.check(computed.plan, limit: maxRemovals)
+        if dryRun {
+            DryRunRequests(redactor: Redactor(showTokens: run.showTokens)).print(computed, service: transaction.service)
+            return
+        }
+        let unreadable = session.reportUnreadable(computed.observed)
+        let outcome = try await transaction.execute(
+            computed.plan, observed: computed.observed, ledger: computed.ledger, snapshot: computed.snapshot, desired: computed.desired,
+            // A partial apply leaves other objects as they were: the manifest as a whole was not applied.
+            declared: target.targeting.isPartial ? nil : computed.desired, deprecations: computed.deprecations)
+        try finish(outcome, session: session)
+        if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
+    }
+
+    /// Shows the outcome, then ends as it says.
+    func finish(_ outcome: ApplyOutcome, session: Session) throws {
+        try presentation.showResult(outcome)
+        if outcome.report != nil { session.reportStatistics() }
+        if let failure = outcome.ending(session) { throw failure }
+    }
+}

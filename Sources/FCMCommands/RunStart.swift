@@ -1,0 +1,49 @@
+import FCMCore
+import FCMEngine
+import FCMViews
+
+/// The start every command that reads a manifest shares: load it (its diagnostics shown in the command's
+/// format), settle the run's target, open the session the engine runs in.
+enum RunStart {
+    /// Prints every diagnostic in the chosen format; fails with exit 1 if any is an error, before anything is sent.
+    static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
+        let result = ManifestStage.load(paths, environment: Console.current.environment)
+        DiagnosticPrinter(sources: result.sources, format: format).print(result.diagnostics)
+        guard let loaded = result.loaded else {
+            throw fail("the manifest has \(result.errorCount) error\(result.errorCount == 1 ? "" : "s"); nothing was sent to FCM")
+        }
+        return loaded
+    }
+
+    /// What the engine says on its way goes to stderr of the console the command runs with.
+    static var notices: Notices {
+        let console = Console.current
+        return Notices { console.err($0) }
+    }
+
+    /// Loads the manifests and opens a session on the state they name (or `--state`). Only `validate` prints
+    /// its findings as a JSON document; the other commands' documents carry them.
+    static func open(
+        manifest: ManifestOptions, state: StateOptions, settings: RunSettings, format: OutputFormat = .text,
+        progress: (any ProgressReporting)? = nil
+    ) throws -> (Session, RunTarget) {
+        let loaded = try load(manifest.paths, format: format == .github ? .github : .text)
+        let environment = Console.current.environment
+        let target = try surfacing {
+            try RunTarget.make(
+                loaded, manifestPaths: manifest.paths, stateOverride: state.state, allowEmpty: settings.allowEmpty, environment: environment,
+                notices: notices)
+        }
+        let session = Session(
+            world: World.current, settings: settings, environment: environment, statePath: target.statePath, project: target.project,
+            notices: notices, progress: progress ?? NoProgress(), signals: Interruption.hooks)
+        return (session, target)
+    }
+
+    /// The FCM connection for a target: a project id is needed only when there are topics to manage.
+    static func connect(_ session: Session, _ target: RunTarget) throws -> Connection {
+        try surfacing { try session.connect(project: target.desired.project, needsProjectID: !target.desired.topics.isEmpty) }
+    }
+}
+
+extension RunProgress: ProgressReporting {}

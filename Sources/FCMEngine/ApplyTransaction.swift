@@ -1,0 +1,180 @@
+import FCMCore
+import FCMReconcile
+import Foundation
+
+/// What an apply did, for the view, and how the run ends.
+package struct ApplyOutcome {
+    package var plan: Plan
+    /// Nil when there was nothing to send.
+    package var report: ApplyReport?
+    package var stateName: String
+    /// The serial written at the end; nil when the final write failed (the journal keeps every record).
+    package var serial: Int?
+    package var desired: DesiredState
+    package var deprecations: [DeprecationNotice]
+    /// False for a saved plan made with `--refresh=changed`, whose topics' unchanged counts were not read.
+    package var unchangedRead: Bool
+    fileprivate var saveError: (any Error)?
+    fileprivate var journalName = ""
+}
+
+/// The apply use case: the state written before the first request and after the last, every request
+/// journaled as an intent first, completions after; outcomes per object; the exit it ends with.
+package struct ApplyTransaction {
+    package let session: Session
+    package let service: any FCMService
+    package let store: any StateStore
+    package let lock: StateLock?
+    /// `apply --timeout`: stop sending after this long from the start of the run (zero: no limit).
+    package var timeout: Duration = .zero
+    /// The timeout as the person wrote it, for the message when it passes.
+    package var timeoutText = ""
+    /// Asked before the first request; throws to cancel. Not asked when there is nothing to send.
+    package var confirm: () throws -> Void = {}
+
+    package init(session: Session, service: any FCMService, store: any StateStore, lock: StateLock?) {
+        self.session = session
+        self.service = service
+        self.store = store
+        self.lock = lock
+    }
+
+    /// Carries out `plan` on `aligned` (the ledger already aligned with what FCM reported). `declared` is the
+    /// manifest as a whole when the whole of it is applied (nil for a partial apply).
+    package func execute(
+        _ plan: Plan, observed: ObservedState, ledger aligned: Ledger, snapshot: StateSnapshot, desired: DesiredState,
+        declared: DesiredState?, deprecations: [DeprecationNotice], unchangedRead: Bool = true
+    ) async throws -> ApplyOutcome {
+        var ledger = aligned
+        ledger.recordProtection(from: desired)
+        // A state written by this run is this project's: an old state without a project is bound here.
+        if let project = session.project { ledger.bind(to: project) }
+        var version = snapshot.version
+        var outcome = ApplyOutcome(
+            plan: plan, report: nil, stateName: store.displayName, serial: nil, desired: desired, deprecations: deprecations,
+            unchangedRead: unchangedRead)
+        if !plan.hasChanges {
+            if let declared { ledger.recordApplied(declared, unsettled: observed.unreadable.keys) }
+            let changed = !ledger.hasSameRecords(as: snapshot.ledger) || snapshot.needsWrite
+            // Recovered records and FCM's corrections are saved even when there is nothing to send.
+            if changed || version == nil { version = try await saveBeforeSending(&ledger, replacing: version) }
+            outcome.serial = ledger.serial
+            return outcome
+        }
+        try confirm()
+        // Written first: it folds in any journal of an earlier run and proves the state can be written,
+        // before the first request.
+        version = try await saveBeforeSending(&ledger, replacing: version)
+        let operations = plan.groups.reduce(0) { $0 + $1.steps.count } + plan.topics.reduce(0) { $0 + $1.added.count + $1.removed.count }
+        let journal: any StateJournal
+        do {
+            journal = try await store.openJournal(base: version!, expectedBytes: JournalBudget.bytes(for: plan))
+        } catch {
+            throw EngineFailure("\(error)")
+        }
+        let started = session.world.clock.now()
+        let progress = session.progress
+        progress.beginPhase("Applying", total: operations)
+        let stop = session.stop
+        // From here a signal stops the sending and lets this run write its state, instead of ending the process.
+        session.signals.draining(stop)
+        defer { session.signals.finished() }
+        let deadline = startDeadline()
+        let (report, applied) = await Applier(service: service, limit: session.concurrency, progress: { progress.advance($0) })
+            .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
+        deadline?.cancel()
+        session.signals.sendingEnded()
+        progress.endPhase()
+        for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
+            progress.object(address: address, status: "done", operations: count)
+        }
+        for outcome in report.outcomes {
+            let status =
+                switch outcome.status {
+                case .gone: "gone"
+                case .failed: "failed"
+                case .notAttempted: "not_attempted"
+                }
+            progress.object(address: outcome.address, status: status, operations: outcome.registrations.count)
+        }
+        if session.settings.verbose {
+            let seconds = session.seconds(since: started)
+            let changes = plan.summary.subscriptionsToAdd + plan.summary.subscriptionsToRemove
+            session.notices(
+                String(
+                    format: "Applied %d subscription changes in %.2f s (%.0f changes/s); journal %d bytes.", changes, seconds,
+                    Double(changes) / max(seconds, 0.001), await journal.bytesWritten))
+        }
+        ledger = applied
+        if let declared {
+            let unsettled = report.outcomes.filter { if case .gone = $0.status { false } else { true } }
+            ledger.recordApplied(
+                declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledGroups: unsettled.map(\.address))
+        }
+        outcome.report = report
+        outcome.journalName = store.journalDisplayName
+        do {
+            version = try await save(&ledger, replacing: version)
+            outcome.serial = ledger.serial
+        } catch {
+            outcome.saveError = error
+        }
+        return outcome
+    }
+
+    /// `--timeout`, counted from the start of the run: when it passes, the apply stops sending as it would
+    /// for a signal, and ends with exit 3.
+    func startDeadline() -> Task<Void, Never>? {
+        guard timeout > .zero else { return nil }
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let remaining = seconds - session.seconds(since: session.started)
+        let stop = session.stop
+        let clock = session.world.clock
+        let text = timeoutText
+        return Task {
+            if remaining > 0 {
+                do { try await clock.sleep(seconds: remaining) } catch { return }
+                if Task.isCancelled { return }
+            }
+            stop.request("apply reached its --timeout of \(text)", exitCode: ExitCodes.partialFailure)
+        }
+    }
+
+    func saveBeforeSending(_ ledger: inout Ledger, replacing version: StateVersion?) async throws -> StateVersion {
+        do {
+            return try await save(&ledger, replacing: version)
+        } catch {
+            throw EngineFailure("\(error). Nothing was sent")
+        }
+    }
+
+    /// Writes the ledger as the next serial of what was read; returns the new version.
+    func save(_ ledger: inout Ledger, replacing version: StateVersion?) async throws -> StateVersion {
+        ledger.serial = try ledger.nextSerial()
+        return try await store.write(ledger, replacing: version)
+    }
+}
+
+extension ApplyOutcome {
+    /// How the run ends once the view has shown the outcome: nil for success, or the failure to exit with.
+    package func ending(_ session: Session) -> EngineFailure? {
+        if let saveError {
+            return EngineFailure("\(saveError). Every completed operation is in \(journalName); the next run folds it in")
+        }
+        guard let report else { return nil }
+        if report.stopRequested, let code = session.stop.exitCode {
+            let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
+            return EngineFailure(
+                "\(session.stop.reason ?? "stopped"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done and recorded, "
+                    + "\(report.notAttempted) not attempted\(failed > 0 ? ", \(failed) failed" : ""). Run apply again to continue: "
+                    + "it sends only what is left.",
+                code: code)
+        }
+        if report.stopped != nil { return .exit(ExitCodes.error) }
+        if !report.succeeded {
+            session.notices("Some operations failed; what succeeded is recorded, and re-running apply is safe.")
+            return .exit(ExitCodes.partialFailure)
+        }
+        return nil
+    }
+}

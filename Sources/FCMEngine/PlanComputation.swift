@@ -1,0 +1,121 @@
+import FCMClient
+import FCMCore
+import FCMReconcile
+import Foundation
+
+/// A plan and everything it was computed from.
+package struct ComputedPlan {
+    /// Everything the manifests declare.
+    package var desired: DesiredState
+    /// The ledger as read, with FCM's answers folded in: what the plan was made from.
+    package var ledger: Ledger
+    package var snapshot: StateSnapshot
+    package var observed: ObservedState
+    package var plan: Plan
+    package var refresh: RefreshSummary
+    /// Deprecated FCM features this run touches, with the days left.
+    package var deprecations: [DeprecationNotice] = []
+}
+
+extension Session {
+    /// Reads the state, refreshes what the manifests and the state name from FCM, and plans: the use case
+    /// behind plan, apply and drift.
+    package func computePlan(
+        _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false
+    ) async throws -> ComputedPlan {
+        var desired = declared
+        let snapshot = try await readState(store)
+        try checkProject(snapshot, store: store)
+        let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
+        let usesIID = desired.project.topicAPI == .iid
+        if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: world.now()) {
+            throw EngineFailure(reason)
+        }
+        let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
+        let progress = self.progress
+        let refresher = Refresher(service: service, limit: concurrency, progress: { progress.advance($0) })
+        notices(
+            "Refreshing \(Self.plural(scope.groups.count, "group")) and the subscriptions of "
+                + "\(Self.plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")
+        var observed: ObservedState
+        let started = world.clock.now()
+        progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
+        do {
+            var read = try await refresher.refresh(groups: scope.groups, registrations: scope.registrations)
+            if mode == .all { read.checkedGroups = nil }
+            observed = read
+        } catch {
+            progress.endPhase()
+            throw EngineFailure("refreshing the live state failed: \(error). Nothing was changed")
+        }
+        progress.endPhase()
+        if settings.verbose {
+            let seconds = self.seconds(since: started)
+            let count = observed.registrations.count
+            notices(
+                String(
+                    format: "Refreshed %d registrations and %d groups in %.2f s (%.0f registrations/s).",
+                    count, observed.groups.count, seconds, Double(count) / max(seconds, 0.001)))
+        }
+        let ledger = snapshot.ledger.aligned(with: observed, desired: desired, adoptExisting: settings.adoptExisting)
+        observed.fillUnreadMembers(from: ledger)
+        noteRecordedMembers(observed)
+        // A registration the manifests no longer name keeps the name it had, so a rotated token reads as
+        // that device's, on both sides of the change.
+        for (registration, name) in snapshot.ledger.deviceNames where desired.deviceNames[registration] == nil {
+            desired.deviceNames[registration] = name
+        }
+        var plan = settings.targeting.apply(
+            to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed, adoptExisting: settings.adoptExisting),
+            deviceNames: desired.deviceNames)
+        plan.notes += Self.rotationNotes(snapshot.ledger.rotations(in: scope.plannedDesired), plan: plan)
+        let deprecations = PlatformDeprecations.notices(
+            usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
+        for notice in deprecations { notices.warning(notice.message) }
+        return ComputedPlan(
+            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations)
+    }
+
+    /// One note per device whose registration the plan replaces: the rotation, not an anonymous add and remove.
+    package static func rotationNotes(_ rotations: [(name: String, old: Registration, new: Registration)], plan: Plan) -> [Diagnostic] {
+        let touched = Set(plan.topics.flatMap { $0.added + $0.removed } + plan.groups.flatMap { $0.added + $0.removed })
+        let redactor = Redactor(showTokens: false)
+        return rotations.filter { touched.contains($0.old) || touched.contains($0.new) }.map { rotation in
+            Diagnostic(
+                .note,
+                "device \(rotation.name) rotated its registration (\(redactor(rotation.old)) → \(redactor(rotation.new))): "
+                    + "its subscriptions and group memberships move to the new one")
+        }
+    }
+
+    /// One note when the operator's member export probe turned out absent; otherwise, in `--verbose`, where
+    /// group members came from.
+    func noteRecordedMembers(_ observed: ObservedState) {
+        let recorded = observed.groupsWithRecordedMembers
+        guard !recorded.isEmpty else { return }
+        if let reason = connection?.live?.groupExportFallback {
+            notices("note: the group member export probe is off for this run (\(reason)); group members come from the state")
+        } else if settings.verbose {
+            notices("Group members of \(Self.plural(recorded.count, "group")) come from the state: FCM documents no way to list them.")
+        }
+    }
+
+    /// Names each registration FCM would not tell about (redacted) and what was left out because of it.
+    /// Returns the exit code to end with: 1, or 0 under `--skip-unreadable`.
+    package func reportUnreadable(_ observed: ObservedState) -> Int32 {
+        guard !observed.unreadable.isEmpty else { return ExitCodes.success }
+        let redactor = Redactor(showTokens: settings.showTokens)
+        let severity = settings.skipUnreadable ? "warning" : "error"
+        for (registration, reason) in observed.unreadable.sorted(by: { $0.key < $1.key }).prefix(20) {
+            notices("\(severity): could not read the subscriptions of \(redactor(registration)): \(reason)")
+        }
+        if observed.unreadable.count > 20 { notices("\(severity): … and \(observed.unreadable.count - 20) more registrations") }
+        notices(
+            "\(severity): \(observed.unreadable.count) registration\(observed.unreadable.count == 1 ? "" : "s") could not be read; "
+                + "nothing that depends on them was planned, and their records are kept. Run again later"
+                + (settings.skipUnreadable ? "" : ", or pass --skip-unreadable to accept the rest with exit 0"))
+        return settings.skipUnreadable ? ExitCodes.success : ExitCodes.error
+    }
+
+    package static func plural(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }
+}

@@ -1,0 +1,15 @@
+/// Where refresh and apply report how far they got: the view's progress line and event stream, or nothing.
+package protocol ProgressReporting: Sendable {
+    func beginPhase(_ name: String, total: Int)
+    func advance(_ count: Int)
+    func endPhase()
+    func object(address: String, status: String, operations: Int)
+}
+
+package struct NoProgress: ProgressReporting {
+    package init() {}
+    package func beginPhase(_ name: String, total: Int) {}
+    package func advance(_ count: Int) {}
+    package func endPhase() {}
+    package func object(address: String, status: String, operations: Int) {}
+}

@@ -1,0 +1,90 @@
+import FCMCore
+import Foundation
+
+extension Session {
+    /// Reads the state, saying what the read had to say (a replayed journal, a torn line).
+    package func readState(_ store: any StateStore) async throws -> StateSnapshot {
+        let snapshot: StateSnapshot
+        do {
+            snapshot = try await store.read()
+        } catch {
+            throw EngineFailure("\(error)")
+        }
+        for warning in snapshot.warnings { notices.warning(warning) }
+        if snapshot.replayedEntries > 0 {
+            notices(
+                "Recovered \(snapshot.replayedEntries) journal record\(snapshot.replayedEntries == 1 ? "" : "s") of an interrupted run"
+                    + (snapshot.pendingIntents > 0
+                        ? "; \(snapshot.pendingIntents) operation\(snapshot.pendingIntents == 1 ? "" : "s") may have happened and will be checked against FCM."
+                        : "."))
+        }
+        return snapshot
+    }
+
+    /// Refuses (exit `code`, 1 unless a saved plan's 5) a state of another project than this run's manifest,
+    /// naming both and what to do. A state that records no project yet is bound by the run's next write;
+    /// if it holds records, a warning says so, since nothing can tell whose they are.
+    package func checkProject(
+        _ snapshot: StateSnapshot, store: any StateStore, code: Int32 = ExitCodes.error, prefix: String = "", warn: Bool = true
+    ) throws {
+        guard let project else { return }
+        if let reason = snapshot.ledger.project.refusal(manifest: project, state: store.displayName) {
+            throw EngineFailure(prefix + reason, code: code)
+        }
+        if warn, snapshot.ledger.project.isEmpty, !project.isEmpty, !snapshot.ledger.isEmpty {
+            notices.warning(
+                "the state \(store.displayName) records no project (it was written before states were bound to one); its next "
+                    + "write binds it to \(project.description). If another environment used this state too, give each its own before "
+                    + "applying (docs/state.md, \"Bound to one project\")")
+        }
+    }
+
+    /// Runs `body` holding the state lock (unless `lock` is false), and releases it however `body` ends.
+    /// A lock held by another live run is exit 4, naming the holder.
+    package func withStateLock<T>(
+        _ store: any StateStore, operation: String, lock: Bool, timeout: Duration, _ body: (StateLock?) async throws -> T
+    ) async throws -> T {
+        guard lock else {
+            if operation != "plan" {
+                notices.warning("running \(operation) without the state lock (--lock=false): a concurrent run can lose records")
+            }
+            return try await body(nil)
+        }
+        let held: StateLock
+        signals.acquiring(true)
+        do {
+            held = try await store.lock(operation: operation, timeout: timeout)
+        } catch let error as StateLockedError {
+            signals.acquiring(false)
+            throw EngineFailure("\(error)", code: ExitCodes.stateLocked)
+        } catch {
+            signals.acquiring(false)
+            throw EngineFailure("cannot take the state lock: \(error). Nothing was sent")
+        }
+        // A signal that ends the process before `body` does releases the lock on the way out.
+        let token = signals.holding(held, store)
+        signals.acquiring(false)
+        if let signal = signals.receivedWhileIdle() {
+            try? await store.unlock(held)
+            signals.released(token)
+            signals.exitInterrupted(signal)
+        }
+        fence.arm(held)
+        defer { fence.disarm() }
+        let result: T
+        do {
+            result = try await body(held)
+        } catch {
+            try? await store.unlock(held)
+            signals.released(token)
+            throw error
+        }
+        defer { signals.released(token) }
+        do {
+            try await store.unlock(held)
+        } catch {
+            notices.warning("could not release the state lock \(held.info.id): \(error). Remove it with: fcmctl state unlock \(held.info.id)")
+        }
+        return result
+    }
+}
