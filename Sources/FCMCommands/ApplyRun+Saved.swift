@@ -6,12 +6,12 @@ import Foundation
 extension ApplyRun {
     /// `apply FILE`: the saved plan exactly, or exit 5 naming what differs (see `SavedPlanApplication`).
     func applySaved(_ path: String, expectDigest: String?, progress: RunProgress) async throws {
-        let application = try surfacing { try SavedPlanApplication(path: path, expectDigest: expectDigest) }
+        let application = try surfacingNow { try SavedPlanApplication(path: path, expectDigest: expectDigest) }
         let saved = application.saved
         RunRecord.current?.project = saved.project.id
         let manifestPaths = self.manifestPaths.isEmpty ? saved.manifestPaths : self.manifestPaths
         let environment = Console.current.environment
-        let (desired, declaredState) = try surfacing {
+        let (desired, declaredState) = try surfacingNow {
             try application.checkManifest(paths: manifestPaths, environment: environment) { sources, diagnostics in
                 DiagnosticPrinter(sources: sources, format: .text).print(diagnostics)
             }
@@ -20,16 +20,16 @@ extension ApplyRun {
         var statePath = state.state
         if statePath == nil, self.manifestPaths.isEmpty, let recorded = saved.statePath { statePath = recorded }
         statePath = statePath ?? declaredState
-        let resolved = try surfacing { try StatePaths.resolve(override: statePath, manifests: manifestPaths) }
+        let resolved = try surfacingNow { try StatePaths.resolve(override: statePath, manifests: manifestPaths) }
         let session = Session(
             world: World.current, settings: run.settings(), environment: environment, statePath: resolved,
             project: ProjectBinding.addressed(desired.project, environment: environment), notices: RunStart.notices, progress: progress,
             signals: Interruption.hooks)
         let store = session.openStore()
-        let connection = try surfacing { try session.connect(project: desired.project, needsProjectID: false) }
+        let connection = try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) }
         defer { connection.shutdown() }
         presentation.printPlan(application.plan, deviceNames: saved.registrationNames, unchangedRead: application.unchangedRead)
-        try surfacing { try RemovalLimit.check(application.plan, limit: [saved.maxRemovals, maxRemovals].compactMap { $0 }.min()) }
+        try surfacingNow { try RemovalLimit.check(application.plan, limit: [saved.maxRemovals, maxRemovals].compactMap { $0 }.min()) }
         let operation = "apply \((path as NSString).lastPathComponent)"
         try await session.withStateLock(store, operation: operation, options: locking) { lock in
             let outcome = try await application.apply(transaction(session, service: connection.service, store: store, lock: lock), desired: desired)

@@ -25,7 +25,8 @@ func surfacing<T>(_ body: () async throws -> T) async throws -> T {
     }
 }
 
-func surfacing<T>(_ body: () throws -> T) throws -> T {
+/// `surfacing` for work that does not wait.
+func surfacingNow<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let failure as EngineFailure {

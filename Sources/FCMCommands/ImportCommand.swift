@@ -35,7 +35,7 @@ struct ImportOptions: ParsableArguments {
         let loaded = try RunStart.load(manifest.paths)
         let desired = loaded.desiredState()
         let environment = Console.current.environment
-        let statePath = try surfacing {
+        let statePath = try surfacingNow {
             try StatePaths.resolve(override: state.state ?? loaded.manifest.state?.resolvedLocation, manifests: manifest.paths)
         }
         var settings = run.settings()
@@ -44,7 +44,7 @@ struct ImportOptions: ParsableArguments {
             world: World.current, settings: settings, environment: environment, statePath: statePath,
             project: ProjectBinding.addressed(desired.project, environment: environment), notices: RunStart.notices, signals: Interruption.hooks)
         try await surfacing { try await session.checkImport(usesIID: desired.project.topicAPI == .iid) }
-        return (session, loaded, try surfacing { try session.connect(project: desired.project, needsProjectID: false) })
+        return (session, loaded, try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) })
     }
 
     /// Formats `yaml` canonically, writes or prints it, then records `change` in the state (unless a dry run).

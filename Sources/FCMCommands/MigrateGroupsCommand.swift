@@ -102,7 +102,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
         let session = Session(
             world: World.current, settings: run.settings(), environment: Console.current.environment, statePath: "", project: nil,
             notices: RunStart.notices)
-        let connection = try surfacing { try session.connect(project: desired.project, needsProjectID: false) }
+        let connection = try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) }
         defer { connection.shutdown() }
         guard let service = connection.live else { throw fail("the fan-out check needs the FCM client; this world has none") }
         for name in names {

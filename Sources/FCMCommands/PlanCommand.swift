@@ -55,7 +55,7 @@ struct PlanCommand: AsyncParsableCommand {
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         if refresh == .changed { console.err(computed.refresh.line) }
-        try surfacing { try rails.check(computed.plan) }
+        try surfacingNow { try rails.check(computed.plan) }
         let digest = try out.flatMap { try save(computed, to: $0, target: runTarget) }
         try PlanPresentation(
             computed: computed, output: output, showTokens: run.showTokens, savedTo: out, digest: digest, targeting: target.targeting,

@@ -29,7 +29,7 @@ enum RunStart {
     ) throws -> (Session, RunTarget) {
         let loaded = try load(manifest.paths, format: format == .github ? .github : .text)
         let environment = Console.current.environment
-        let target = try surfacing {
+        let target = try surfacingNow {
             try RunTarget.make(
                 loaded, manifestPaths: manifest.paths, stateOverride: state.state, allowEmpty: settings.allowEmpty, environment: environment,
                 notices: notices)
@@ -42,7 +42,7 @@ enum RunStart {
 
     /// The FCM connection for a target: a project id is needed only when there are topics to manage.
     static func connect(_ session: Session, _ target: RunTarget) throws -> Connection {
-        try surfacing { try session.connect(project: target.desired.project, needsProjectID: !target.desired.topics.isEmpty) }
+        try surfacingNow { try session.connect(project: target.desired.project, needsProjectID: !target.desired.topics.isEmpty) }
     }
 }
 

@@ -86,7 +86,7 @@ struct SendCommand: AsyncParsableCommand {
         let session = Session(
             world: World.current, settings: run.settings(), environment: Console.current.environment, statePath: "", project: nil,
             notices: RunStart.notices)
-        let connection = try surfacing { try session.connect(project: settings, needsProjectID: false) }
+        let connection = try surfacingNow { try session.connect(project: settings, needsProjectID: false) }
         defer { connection.shutdown() }
         guard let service = connection.live else { throw fail("sending messages needs the FCM client; this world has none") }
         guard !service.project.id.isEmpty else {

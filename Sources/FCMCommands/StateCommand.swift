@@ -40,7 +40,7 @@ struct StateLocation: ParsableArguments {
                     ProjectSettings(id: declared.id?.value ?? "", senderId: declared.senderId?.value ?? ""), environment: environment)
             }
         }
-        let resolved = try surfacing { try StatePaths.resolve(override: statePath, manifests: manifest.manifests) }
+        let resolved = try surfacingNow { try StatePaths.resolve(override: statePath, manifests: manifest.manifests) }
         var settings = RunSettings()
         settings.showTokens = showTokens
         return Session(
