@@ -13,8 +13,10 @@ package final class InMemoryStateStore: ManagedStateStore {
     /// The defaults are what tests above the store want; the store conformance suite gives a lease and
     /// identities to hold the in-memory store to the same lock rules as the others.
     package init(
-        lease: TimeInterval = 100 * 365 * 86400, identity: ProcessIdentity = ProcessIdentity(user: "test", host: "memory", pid: getpid(), processStart: nil),
-        clock: any RunClock = SystemClock(), storage: MemoryObjectStorage = MemoryObjectStorage(displayName: "memory")
+        lease: TimeInterval = 100 * 365 * 86400,
+        identity: ProcessIdentity = ProcessIdentity(user: "test", host: "memory", pid: getpid(), processStart: nil),
+        clock: any RunClock = SystemClock(), storage: MemoryObjectStorage = MemoryObjectStorage(displayName: "memory"),
+        warn: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.storage = storage
         let layout = StateLayout(
@@ -23,7 +25,7 @@ package final class InMemoryStateStore: ManagedStateStore {
         manager = StateManager(
             storage: storage, layout: layout, displayName: "memory", journalDisplayName: "memory journal", lease: lease, identity: identity,
             version: "", clock: clock,
-            warn: { _ in }, pollInterval: 0.01, renewsInBackground: false)
+            warn: warn, pollInterval: 0.01, renewsInBackground: false)
     }
 
     /// Fails the journal append after this many, to test what callers do about it.

@@ -122,7 +122,8 @@ package final class StateManager: StateStore {
     package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion {
         if !force, let expected {
             if ledger.lineage != expected.lineage {
-                throw StateConflictError("\(displayName): refusing to replace lineage \(expected.lineage) with \(ledger.lineage); pass --force to do so")
+                throw StateConflictError(
+                    "\(displayName): refusing to replace lineage \(expected.lineage) with \(ledger.lineage); pass --force to do so")
             }
             if ledger.serial <= expected.serial {
                 throw StateConflictError(
