@@ -108,7 +108,9 @@ let package = Package(
         .testTarget(
             name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"], exclude: ["Fixtures"],
             swiftSettings: codeSettings),
-        .testTarget(name: "FCMStateTests", dependencies: ["FCMState", "FCMCore", "FCMTestSupport"], swiftSettings: codeSettings),
+        // FCMClient: the store conformance suite runs the gcs store through GCSObjectStorage against fake-gcs-server.
+        .testTarget(
+            name: "FCMStateTests", dependencies: ["FCMState", "FCMCore", "FCMClient", "FCMTestSupport"], swiftSettings: codeSettings),
         .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(

@@ -1,6 +1,6 @@
-/// A bucket of objects with generations, as Google Cloud Storage offers: no append, but every write and
-/// delete can be conditional on the generation the writer last saw. The gcs state store is built on this;
-/// FCMClient implements it over the GCS JSON API, tests over memory.
+/// A bucket of objects with generations, as Google Cloud Storage offers: every write and delete can be
+/// conditional on the generation the writer last saw. This is all FCMState's state manager asks of a medium:
+/// FCMClient implements it over the GCS JSON API, FCMState over a directory of files and over memory.
 package protocol ObjectStorage: Sendable {
     /// `gs://bucket`, for messages.
     var displayName: String { get }
@@ -13,6 +13,33 @@ package protocol ObjectStorage: Sendable {
     func delete(_ name: String, ifGenerationMatch: Int64?) async throws
     /// Names under `prefix`, sorted.
     func list(prefix: String) async throws -> [String]
+    /// Calls `body` with each line of the object (without its newline); false if there is no such object.
+    /// A medium that can scan without holding the whole object (a file) does, for journals of a million lines.
+    func forEachLine(_ name: String, _ body: (ArraySlice<UInt8>) -> Void) async throws -> Bool
+    /// The object opened for appends, where the medium can append (a file); nil where it cannot (a bucket),
+    /// and a journal is then one new object per append. `reserving`: room to set aside up front, so a full
+    /// disk stops a run before its first request rather than in the middle.
+    func openAppendable(_ name: String, reserving bytes: Int) async throws -> (any AppendableObject)?
+}
+
+/// An object that grows by appends: once `append` returns, the bytes survive the process being killed.
+package protocol AppendableObject: Sendable {
+    func append(_ bytes: [UInt8]) throws
+}
+
+extension ObjectStorage {
+    package func forEachLine(_ name: String, _ body: (ArraySlice<UInt8>) -> Void) async throws -> Bool {
+        guard let object = try await get(name) else { return false }
+        var start = 0
+        for index in object.bytes.indices where object.bytes[index] == UInt8(ascii: "\n") {
+            body(object.bytes[start..<index])
+            start = index + 1
+        }
+        if start < object.bytes.count { body(object.bytes[start...]) }
+        return true
+    }
+
+    package func openAppendable(_ name: String, reserving bytes: Int) async throws -> (any AppendableObject)? { nil }
 }
 
 package struct StoredObject: Sendable, Hashable {

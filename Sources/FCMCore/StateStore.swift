@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where the ledger lives, and the lock and journal that keep it whole. One implementation per backend in
 /// FCMState (local file, in memory; a bucket later); the engine and the commands see only this.
@@ -161,36 +162,30 @@ package final class StateLock: Sendable {
         return !current.lost && now + seconds <= current.validUntil
     }
 
-    private static let origin = ContinuousClock.now
-
-    /// Seconds on the monotonic clock, which keeps counting while the process is stopped.
-    package static func now() -> Double {
-        let elapsed = origin.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    /// Seconds on the monotonic clock, which keeps counting while the process is stopped: `SystemClock`'s
+    /// scale, so a lease a store measured on the system clock is judged on the same one.
+    package static func now() -> Double { SystemClock().now() }
 }
 
-private final class LeaseRecord: @unchecked Sendable {
+private final class LeaseRecord: Sendable {
     struct Value {
         var lost = false
         var validUntil: Double
     }
 
-    private let lock = NSLock()
-    private var value: Value
+    private let value: Mutex<Value>
 
-    init(validUntil: Double) { value = Value(validUntil: validUntil) }
+    init(validUntil: Double) { value = Mutex(Value(validUntil: validUntil)) }
 
-    func read() -> Value { lock.withLock { value } }
-    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&value) } }
+    func read() -> Value { value.withLock { $0 } }
+    func update(_ change: (inout Value) -> Void) { value.withLock { change(&$0) } }
 }
 
 /// What stands between a run that holds the state lock and FCM: every request that changes something first
 /// asks the fence, which lets it through only while the lease will outlast the request's deadline, waits
 /// while a renewal is due, and refuses once the lease may have run out. Commands arm it with their lock.
-package final class LeaseFence: @unchecked Sendable {
-    private let mutex = NSLock()
-    private var lock: StateLock?
+package final class LeaseFence: Sendable {
+    private let held = Mutex<StateLock?>(nil)
     /// The longest a fenced request may take (its transport deadline).
     package let requestDeadline: Double
     /// Before a renewal the lease may run below a request's deadline for a moment: wait this long at most.
@@ -201,13 +196,13 @@ package final class LeaseFence: @unchecked Sendable {
         self.margin = margin
     }
 
-    package func arm(_ lock: StateLock?) { mutex.withLock { self.lock = lock } }
-    package func disarm() { mutex.withLock { lock = nil } }
-    package var armed: Bool { mutex.withLock { lock != nil } }
+    package func arm(_ lock: StateLock?) { held.withLock { $0 = lock } }
+    package func disarm() { held.withLock { $0 = nil } }
+    package var armed: Bool { held.withLock { $0 != nil } }
 
     /// The latest moment a request admitted with `deadline` may start and still end within the lease.
     package func latestStart(deadline: Double) -> Double? {
-        mutex.withLock { lock }.map { $0.validUntil - deadline }
+        held.withLock { $0 }.map { $0.validUntil - deadline }
     }
 
     package struct Refused: Error, CustomStringConvertible {
@@ -220,7 +215,7 @@ package final class LeaseFence: @unchecked Sendable {
     package func admit(now: () -> Double = StateLock.now, sleep: (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) })
         async throws -> Double?
     {
-        guard let lock = mutex.withLock({ self.lock }) else { return nil }
+        guard let lock = held.withLock({ $0 }) else { return nil }
         // A third of the lease at most, so a request sent just after a renewal ends long before the next.
         let lease = lock.info.expires.timeIntervalSince(lock.info.created)
         let deadline = min(requestDeadline, max(lease / 3, 0.05))

@@ -12,9 +12,11 @@ import Testing
     let other = ProcessIdentity(user: "bob", host: "runner-2", pid: 4242, processStart: 1)
 
     func store(
-        _ bucket: MemoryObjectStorage, identity: ProcessIdentity? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        _ bucket: MemoryObjectStorage, identity: ProcessIdentity? = nil, clock: ManualClock? = nil
     ) -> GCSStateStore {
-        GCSStateStore(storage: bucket, prefix: "prod/", identity: identity ?? me, version: "test", now: now, pollInterval: .milliseconds(10))
+        GCSStateStore(
+            storage: bucket, prefix: "prod/", identity: identity ?? me, version: "test", clock: clock ?? SystemClock(),
+            pollInterval: .milliseconds(10), renewsInBackground: clock == nil)
     }
 
     @Test func aRetriedLockCreateThatSucceededIsOurs() async throws {
@@ -29,13 +31,13 @@ import Testing
 
     @Test func anotherRunnersLockHoldsUntilItsLeaseExpires() async throws {
         let bucket = MemoryObjectStorage()
-        let clock = TestClock()
-        let theirs = try await store(bucket, identity: other, now: { clock.now }).lock(operation: "apply", timeout: .zero)
-        await #expect { try await store(bucket, now: { clock.now }).lock(operation: "plan", timeout: .zero) } throws: {
+        let clock = ManualClock()
+        let theirs = try await store(bucket, identity: other, clock: clock).lock(operation: "apply", timeout: .zero)
+        await #expect { try await store(bucket, clock: clock).lock(operation: "plan", timeout: .zero) } throws: {
             ($0 as? StateLockedError)?.holder.id == theirs.info.id
         }
         clock.advance(31)  // their lease (30 s) ran out without a renewal
-        let ours = try await store(bucket, now: { clock.now }).lock(operation: "apply", timeout: .zero)
+        let ours = try await store(bucket, clock: clock).lock(operation: "apply", timeout: .zero)
         #expect(try await store(bucket).currentLock()?.id == ours.info.id)
     }
 
@@ -81,13 +83,4 @@ import Testing
         let after = try await store.read()
         #expect(after.replayedEntries == 0 && after.ledger.pending.subscriptions["news"] == [b])
     }
-}
-
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_800_000_000)
-
-    var now: Date { lock.withLock { current } }
-
-    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
 }

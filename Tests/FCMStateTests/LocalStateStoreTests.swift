@@ -30,9 +30,11 @@ final class Warnings: @unchecked Sendable {
 
     func store(
         _ scratch: ScratchDirectory, identity: ProcessIdentity? = nil, lease: TimeInterval = 30, warnings: Warnings = Warnings(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        clock: ManualClock? = nil
     ) -> LocalStateStore {
-        LocalStateStore(path: scratch.statePath, lease: lease, identity: identity ?? me, version: "test", now: now, warn: { warnings.append($0) })
+        LocalStateStore(
+            path: scratch.statePath, lease: lease, identity: identity ?? me, version: "test", warn: { warnings.append($0) },
+            clock: clock ?? SystemClock(), renewsInBackground: clock == nil)
     }
 
     @Test func writeIsCompareAndSwapOnLineageAndSerial() async throws {
@@ -136,7 +138,7 @@ final class Warnings: @unchecked Sendable {
     @Test func lockOfAnotherHostIsTakenOverOnlyAfterItsLeaseExpires() async throws {
         let scratch = try ScratchDirectory()
         let elsewhere = ProcessIdentity(user: "bob", host: "ci-runner-2", pid: 1, processStart: nil)
-        _ = try await store(scratch, identity: elsewhere, lease: 60, now: { Date(timeIntervalSinceNow: -120) }).lock(
+        _ = try await store(scratch, identity: elsewhere, lease: 60, clock: ManualClock(wallStart: Date(timeIntervalSinceNow: -120))).lock(
             operation: "apply", timeout: .zero)
         let warnings = Warnings()
         let lock = try await store(scratch, warnings: warnings).lock(operation: "apply", timeout: .zero)

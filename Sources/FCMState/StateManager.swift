@@ -1,0 +1,230 @@
+import FCMCore
+import Foundation
+import Synchronization
+
+/// The one implementation of the state rules over any `ObjectStorage`: the lineage/serial compare-and-swap
+/// of writes, rollback and deletion detection, the journal (one appended object, or one object per append
+/// where the medium cannot append), and the lease lock (StateManager+Lock.swift). The local, gcs and
+/// in-memory stores are this over a directory, a bucket and memory.
+package final class StateManager: StateStore {
+    package let storage: any ObjectStorage
+    package let layout: StateLayout
+    package let displayName: String
+    package let journalDisplayName: String
+    let lease: Double
+    let identity: ProcessIdentity
+    let version: String
+    let clock: any RunClock
+    let warn: @Sendable (String) -> Void
+    /// How often a lock is tried again while another holder has it.
+    let pollInterval: Double
+    /// Renew held leases on a schedule of their own; off where a test renews by hand (`renew`) on a ManualClock,
+    /// which a schedule would spin forward.
+    let renewsInBackground: Bool
+    let leases = Mutex<[String: HeldLease]>([:])
+
+    package init(
+        storage: any ObjectStorage, layout: StateLayout, displayName: String, journalDisplayName: String, lease: Double,
+        identity: ProcessIdentity, version: String, clock: any RunClock, warn: @escaping @Sendable (String) -> Void,
+        pollInterval: Double, renewsInBackground: Bool
+    ) {
+        self.storage = storage
+        self.layout = layout
+        self.displayName = displayName
+        self.journalDisplayName = journalDisplayName
+        self.lease = lease
+        self.identity = identity
+        self.version = version
+        self.clock = clock
+        self.warn = warn
+        self.pollInterval = pollInterval
+        self.renewsInBackground = renewsInBackground
+    }
+
+    var statePath: String { layout.locate(layout.state) }
+
+    /// Every call to the medium that may fail for reasons of its own goes through here, so a bucket's error
+    /// names the store and says what to check. (A directory's errors are StateErrors that say so already.)
+    func attempt<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch ObjectStorageError.failed(let message) {
+            throw StateError(
+                "\(displayName): \(what) failed: \(message). Check the bucket exists and the credentials may "
+                    + "storage.objects.get/create/delete/list on it")
+        }
+    }
+
+    // MARK: Reading
+
+    package func read() async throws -> StateSnapshot {
+        let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
+        let decoded = try stored.map { try StateFileFormat.decode($0.bytes, source: statePath) }
+        let journal = try await readJournal()
+        let marker = try await attempt("reading the state's serial record") { try await storage.get(layout.serial) }
+        if let decoded {
+            try checkNotRolledBack(decoded.ledger, recorded: StateAssembly.recordedSerial(marker?.bytes))
+        } else {
+            try StateAssembly.refuseMissingState(statePath, marker: marker != nil, journal: !journal.names.isEmpty)
+        }
+        var snapshot = try StateAssembly.snapshot(
+            stored: decoded, journal: journal.bytes, statePath: statePath, journalPath: layout.locate(layout.journal))
+        if let stored, let version = snapshot.version { snapshot.version = stamped(version, stored.generation) }
+        return snapshot
+    }
+
+    /// A state older than the last one this store wrote is a restored copy: running on it would forget every
+    /// record made since, so it is refused until a person says so (`state push --force`).
+    private func checkNotRolledBack(_ ledger: Ledger, recorded: (lineage: String, serial: Int)?) throws {
+        guard let recorded, recorded.lineage == ledger.lineage, ledger.serial < recorded.serial else { return }
+        if layout.medium == .bucket {
+            throw StateConflictError(
+                "\(statePath) has serial \(ledger.serial), but this bucket last recorded serial \(recorded.serial) of lineage "
+                    + "\(recorded.lineage): an older generation was put back, and using it would forget what was recorded since. "
+                    + "Restore the newer generation, or roll back deliberately with `fcmctl state push --force`")
+        }
+        throw StateConflictError(
+            "\(statePath) has serial \(ledger.serial), but this store last wrote serial \(recorded.serial) of lineage \(recorded.lineage): "
+                + "it looks like an older copy was restored, and using it would forget what was recorded since. "
+                + "Put the newer state back, or if you mean to roll back, run `fcmctl state push --force \(statePath)`")
+    }
+
+    /// The journal's objects in order, joined: each holds whole lines but perhaps a torn last one.
+    func readJournal() async throws -> (bytes: [UInt8]?, names: [String]) {
+        let names = try await attempt("listing the journal") { try await storage.list(prefix: layout.journal) }
+        guard !names.isEmpty else { return (nil, []) }
+        var bytes: [UInt8] = []
+        var present: [String] = []
+        for name in names {
+            guard let object = try await attempt("reading the journal \(layout.locate(name))", { try await storage.get(name) }) else {
+                continue
+            }
+            bytes += object.bytes
+            present.append(name)
+        }
+        return (present.isEmpty ? nil : bytes, present)
+    }
+
+    /// `version` as this medium states it: with the generation where the next write is conditional on it.
+    func stamped(_ version: StateVersion, _ generation: Int64) -> StateVersion {
+        var version = version
+        version.generation = layout.medium.carriesGeneration ? String(generation) : nil
+        return version
+    }
+
+    // MARK: Writing
+
+    package func storedVersion() async throws -> StateVersion? {
+        guard let stored = try await attempt("reading the state", { try await storage.get(layout.state) }) else { return nil }
+        return stamped(try StateFileFormat.version(of: stored.bytes, source: statePath), stored.generation)
+    }
+
+    package func write(_ ledger: Ledger, replacing expected: StateVersion?, force: Bool) async throws -> StateVersion {
+        if !force, let expected {
+            if ledger.lineage != expected.lineage {
+                throw StateConflictError(
+                    "\(displayName): refusing to replace lineage \(expected.lineage) with \(ledger.lineage); pass --force to do so")
+            }
+            if ledger.serial <= expected.serial {
+                throw StateConflictError(
+                    "\(displayName): refusing serial \(ledger.serial), which is not newer than the stored \(expected.serial); pass --force to do so")
+            }
+        }
+        let condition = try await writeCondition(expected)
+        // Only the run headers are needed: the journal is scanned, not held (at a million operations it is
+        // several times the size of the state).
+        let names = try await attempt("listing the journal") { try await storage.list(prefix: layout.journal) }
+        var merged = Set<String>()
+        for name in names {
+            _ = try await attempt("reading the journal \(layout.locate(name))") {
+                try await storage.forEachLine(name) { StateAssembly.addRun($0, to: &merged) }
+            }
+        }
+        let generation: Int64
+        do {
+            generation = try await attempt("writing the state") {
+                try await storage.put(layout.state, StateFileFormat.encode(ledger, mergedRuns: merged), ifGenerationMatch: condition)
+            }
+        } catch ObjectStorageError.preconditionFailed {
+            throw conflict(expected: expected, found: try? await storedVersion())
+        }
+        do {
+            _ = try await attempt("recording the serial") {
+                try await storage.put(layout.serial, StateAssembly.serialRecord(ledger), ifGenerationMatch: nil)
+            }
+        } catch {
+            // The state is written; a stale record only means a rollback of this write would go unnoticed.
+            guard layout.medium == .bucket else { throw error }
+            warn("\(layout.locate(layout.serial)): could not record the serial (\(error)); the next write records it")
+        }
+        // The state now holds what the journal did, and names its runs in case a delete is lost.
+        for name in names {
+            do {
+                try await storage.delete(name, ifGenerationMatch: nil)
+            } catch ObjectStorageError.notFound {
+                continue
+            } catch {
+                warn("\(layout.locate(name)): could not remove the merged journal (\(error)); it will be skipped when read")
+            }
+        }
+        return stamped(StateVersion(lineage: ledger.lineage, serial: ledger.serial), generation)
+    }
+
+    /// The generation the write is conditional on: the one `expected` carries, or, where versions carry none,
+    /// the generation of the stored state if it is still `expected` (0: nothing may be stored yet).
+    private func writeCondition(_ expected: StateVersion?) async throws -> Int64 {
+        guard let expected else { return 0 }
+        if let generation = expected.generation { return Int64(generation) ?? -1 }
+        let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
+        let found = try stored.map { try StateFileFormat.version(of: $0.bytes, source: statePath) }
+        guard let stored, let found, found.lineage == expected.lineage, found.serial == expected.serial else {
+            throw conflict(expected: expected, found: found)
+        }
+        return stored.generation
+    }
+
+    private func conflict(expected: StateVersion?, found: StateVersion?) -> StateConflictError {
+        StateConflictError(
+            "\(displayName) changed while this run worked: it expected \(Self.describe(expected)) and found \(Self.describe(found)). "
+                + layout.medium.conflictAdvice)
+    }
+
+    static func describe(_ version: StateVersion?) -> String {
+        guard let version else { return "no state" }
+        return "serial \(version.serial) of lineage \(version.lineage)"
+    }
+
+    // MARK: Journal
+
+    package func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal {
+        if try await journalHoldsRecords() {
+            throw StateError(
+                "\(journalDisplayName): holds records that are not in the state yet; nothing was sent. Run again: the next run folds them in first")
+        }
+        let header = JournalFormat.RunHeader(run: newLineage(), lineage: base.lineage, baseSerial: base.serial, started: clock.wallTime())
+        let headerBytes = JournalFormat.encode(header)
+        if let object = try await storage.openAppendable(layout.journal, reserving: expectedBytes) {
+            do {
+                try object.append(headerBytes)
+            } catch {
+                try? await storage.delete(layout.journal, ifGenerationMatch: nil)
+                throw StateError("\(error); nothing was sent")
+            }
+            return AppendedJournal(object: object, bytes: headerBytes.count)
+        }
+        let serial = String(base.serial)
+        let stem = layout.journal + String(repeating: "0", count: max(0, 12 - serial.count)) + serial + "-" + header.run
+        let journal = SegmentedJournal(manager: self, stem: stem)
+        // Proves the medium takes writes before the first request is sent.
+        try await journal.write(headerBytes)
+        return journal
+    }
+
+    /// An empty journal object (space reserved by a run that stopped before its header) holds nothing.
+    private func journalHoldsRecords() async throws -> Bool {
+        for name in try await attempt("listing the journal", { try await storage.list(prefix: layout.journal) }) {
+            if let object = try await attempt("reading the journal", { try await storage.get(name) }), !object.bytes.isEmpty { return true }
+        }
+        return false
+    }
+}

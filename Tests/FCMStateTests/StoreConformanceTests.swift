@@ -1,0 +1,244 @@
+import FCMCore
+import FCMState
+import Foundation
+import Testing
+
+/// What every state store must do, run against each of them: the in-memory store, the local store on a
+/// temporary directory, and the gcs store against a real fake-gcs-server. Time is a ManualClock, so leases
+/// expire and waits time out without waiting.
+@Suite struct StoreConformanceTests {
+    let a = Registration(value: "a:APA91b", kind: .token)
+    let b = Registration(value: "b:APA91b", kind: .token)
+
+    // MARK: Reading and writing
+
+    @Test(arguments: StoreKind.allCases) func aFreshStateIsEmpty(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let snapshot = try await store.read()
+        #expect(snapshot.version == nil && snapshot.replayedEntries == 0 && !snapshot.needsWrite)
+        #expect(snapshot.ledger.managedSubscribers(of: "news").isEmpty)
+        #expect(try await store.storedVersion() == nil)
+        #expect(try await store.currentLock() == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases) func writeIsCompareAndSwapOnTheVersionRead(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        var ledger = Ledger(lineage: "L", serial: 1)
+        ledger.recordSubscription(a, topic: "news")
+        let first = try await store.write(ledger, replacing: nil)
+        #expect(first.lineage == "L" && first.serial == 1)
+        #expect(try await store.storedVersion() == first)
+        // A writer that read nothing loses to one that wrote meanwhile.
+        await #expect { try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil) } throws: {
+            $0 is StateConflictError && "\($0)".contains("changed while this run worked")
+        }
+        ledger.serial = 2
+        let second = try await store.write(ledger, replacing: first)
+        // So does one that read serial 1 after serial 2 was written; the message names both.
+        ledger.serial = 3
+        await #expect { try await store.write(ledger, replacing: first) } throws: {
+            $0 is StateConflictError && "\($0)".contains("expected serial 1 of lineage L and found serial 2")
+        }
+        let snapshot = try await store.read()
+        #expect(snapshot.version == second)
+        #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
+        // A version as a person or an older fcmctl states it (lineage and serial only) is compared too.
+        ledger.serial = 3
+        let third = try await store.write(ledger, replacing: StateVersion(lineage: "L", serial: 2))
+        #expect(third.serial == 3)
+    }
+
+    @Test(arguments: StoreKind.allCases) func anotherLineageIsRefusedUnlessForced(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let first = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        await #expect { try await store.write(Ledger(lineage: "other", serial: 9), replacing: first) } throws: {
+            $0 is StateConflictError && "\($0)".contains("refusing to replace lineage L with other")
+        }
+        #expect(try await store.read().version?.lineage == "L")
+        let forced = try await store.write(Ledger(lineage: "other", serial: 9), replacing: first, force: true)
+        #expect(try await store.read().version == forced)
+    }
+
+    @Test(arguments: StoreKind.allCases) func theSerialMustMoveForwardUnlessForced(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let five = try await store.write(Ledger(lineage: "L", serial: 5), replacing: nil)
+        for serial in [5, 4] {
+            await #expect { try await store.write(Ledger(lineage: "L", serial: serial), replacing: five) } throws: {
+                $0 is StateConflictError && "\($0)".contains("refusing serial \(serial), which is not newer than the stored 5")
+            }
+        }
+        // A deliberate roll-back goes through with force and is read as the state afterwards.
+        let four = try await store.write(Ledger(lineage: "L", serial: 4), replacing: five, force: true)
+        #expect(try await store.read().version == four)
+        // Even forced, the compare-and-swap holds.
+        await #expect(throws: StateConflictError.self) { try await store.write(Ledger(lineage: "L", serial: 3), replacing: five, force: true) }
+    }
+
+    @Test(arguments: StoreKind.allCases) func anOlderCopyPutBackIsRefused(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let name = store.manager.layout.state
+        let four = try await store.write(Ledger(lineage: "L", serial: 4), replacing: nil)
+        let backup = try #require(try await storage.get(name))
+        _ = try await store.write(Ledger(lineage: "L", serial: 5), replacing: four)
+        _ = try await storage.put(name, backup.bytes, ifGenerationMatch: nil)
+        await #expect { try await fixture.store().read() } throws: {
+            $0 is StateConflictError && "\($0)".contains("has serial 4, but this")
+        }
+        // A deleted state whose serial record remains is refused too, rather than read as a fresh start.
+        try await storage.delete(name, ifGenerationMatch: nil)
+        await #expect { try await fixture.store().read() } throws: { "\($0)".contains("is missing, yet the store still has its serial record") }
+    }
+
+    // MARK: Locking
+
+    @Test(arguments: StoreKind.allCases) func aHeldLockRefusesOthersUntilReleased(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let holder = fixture.store(as: StoreFixture.other)
+        let lock = try await holder.lock(operation: "apply", timeout: .zero)
+        #expect(try await fixture.store().currentLock() == lock.info)
+        await #expect {
+            try await fixture.store().lock(operation: "plan", timeout: .zero)
+        } throws: { error in
+            guard let locked = error as? StateLockedError else { return false }
+            return locked.holder.id == lock.info.id && "\(locked)".contains("bob@runner-2 (pid 4242), operation apply")
+                && "\(locked)".contains("fcmctl state unlock \(lock.info.id)")
+        }
+        try await holder.unlock(lock)
+        #expect(try await fixture.store().currentLock() == nil)
+        let mine = try await fixture.store().lock(operation: "plan", timeout: .zero)
+        #expect(mine.info.who == "alice@runner-1" && mine.info.operation == "plan")
+        #expect(!mine.isLost)
+    }
+
+    @Test(arguments: StoreKind.allCases) func waitingForALiveHolderEndsAtTheTimeout(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let holder = fixture.store(as: StoreFixture.other, lease: 600)
+        let lock = try await holder.lock(operation: "apply", timeout: .zero)
+        let start = fixture.clock.now()
+        await #expect { try await fixture.store().lock(operation: "plan", timeout: .seconds(5)) } throws: {
+            ($0 as? StateLockedError)?.holder.id == lock.info.id
+        }
+        // It waited the timeout out (on the manual clock), polling in between, and not much longer.
+        #expect(fixture.clock.now() - start >= 5 && fixture.clock.now() - start < 6)
+        #expect(fixture.clock.sleeps.count >= 2)
+    }
+
+    @Test(arguments: StoreKind.allCases) func aWaiterTakesOverOnceTheHoldersLeaseRunsOut(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let holder = fixture.store(as: StoreFixture.other)
+        let theirs = try await holder.lock(operation: "apply", timeout: .zero)
+        // Their lease is 30 s and nobody renews it: a wait of a minute outlasts it.
+        let ours = try await fixture.store().lock(operation: "apply", timeout: .seconds(60))
+        #expect(try await fixture.store().currentLock()?.id == ours.info.id)
+        #expect(fixture.warnings.all.contains { $0.contains("took over the state lock \(theirs.info.id)") && $0.contains("its lease expired") })
+        // The old holder finds out at its next renewal, and must stop.
+        #expect(await holder.renew(theirs) == false)
+        #expect(theirs.isLost)
+        // Its release leaves the new holder's lock alone.
+        try await holder.unlock(theirs)
+        #expect(try await fixture.store().currentLock()?.id == ours.info.id)
+    }
+
+    @Test(arguments: StoreKind.allCases) func anExpiredLeaseIsTakenOverAtOnce(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let holder = fixture.store(as: StoreFixture.other)
+        let theirs = try await holder.lock(operation: "apply", timeout: .zero)
+        await #expect(throws: StateLockedError.self) { try await fixture.store().lock(operation: "apply", timeout: .zero) }
+        fixture.clock.advance(31)
+        let ours = try await fixture.store().lock(operation: "apply", timeout: .zero)
+        #expect(ours.info.id != theirs.info.id && !ours.isLost)
+        #expect(ours.permits(seconds: 1, now: fixture.clock.now()))
+    }
+
+    @Test(arguments: StoreKind.allCases) func renewalKeepsTheLockPastItsFirstLease(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let holder = fixture.store(as: StoreFixture.other)
+        let lock = try await holder.lock(operation: "apply", timeout: .zero)
+        let firstExpiry = try #require(try await holder.currentLock()).expires
+        for _ in 0..<4 {
+            fixture.clock.advance(20)
+            #expect(await holder.renew(lock))
+        }
+        // 80 s after it was taken, a 30 s lease renewed every 20 s is still held, and known to be.
+        #expect(try await holder.currentLock()!.expires > firstExpiry)
+        #expect(lock.permits(seconds: 5, now: fixture.clock.now()) && !lock.isLost)
+        await #expect(throws: StateLockedError.self) { try await fixture.store().lock(operation: "apply", timeout: .zero) }
+        try await holder.unlock(lock)
+        #expect(try await fixture.store().currentLock() == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases) func aLockOfAGoneProcessOnThisHostIsTakenOverAtOnce(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let gone = ProcessIdentity(user: "alice", host: StoreFixture.me.host, pid: child.processIdentifier, processStart: 1)
+        _ = try await fixture.store(as: gone).lock(operation: "apply", timeout: .zero)
+        let lock = try await fixture.store().lock(operation: "apply", timeout: .zero)
+        #expect(lock.info.pid == getpid())
+        #expect(fixture.warnings.all.contains { $0.contains("that process is gone") })
+    }
+
+    @Test(arguments: StoreKind.allCases) func forceUnlockNeedsTheRightIdAndTheHolderNotices(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let holder = fixture.store(as: StoreFixture.other)
+        let lock = try await holder.lock(operation: "apply", timeout: .zero)
+        let store = fixture.store()
+        await #expect { try await store.forceUnlock(id: "nope") } throws: { "\($0)".contains("not by lock id nope; nothing was removed") }
+        #expect(try await store.forceUnlock(id: lock.info.id) == lock.info)
+        #expect(try await store.currentLock() == nil)
+        await #expect { try await store.forceUnlock(id: lock.info.id) } throws: { "\($0)".contains("is not locked") }
+        #expect(await holder.renew(lock) == false)
+        #expect(lock.isLost && !lock.permits(seconds: 1, now: fixture.clock.now()))
+    }
+
+    // MARK: Journal
+
+    @Test(arguments: StoreKind.allCases) func theJournalIsReplayedAndFoldedInByTheNextWrite(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 4000)
+        try await journal.append([
+            .intent(id: 1, .subscribed(topic: "news", registration: a)), .intent(id: 2, .subscribed(topic: "news", registration: b)),
+        ])
+        try await journal.append([.done(ids: [1])])
+        #expect(await journal.bytesWritten > 0)
+        // The process "dies" here: another store of the same state sees the record and the open intent.
+        let snapshot = try await fixture.store().read()
+        #expect(snapshot.ledger.managedSubscribers(of: "news") == [a])
+        #expect(snapshot.ledger.pending.subscriptions == ["news": [b]])
+        #expect(snapshot.replayedEntries > 0 && snapshot.pendingIntents == 1 && snapshot.needsWrite)
+        // A new journal is refused while this one is not folded in.
+        await #expect { try await store.openJournal(base: base, expectedBytes: 400) } throws: {
+            "\($0)".contains("not in the state yet") && "\($0)".contains("nothing was sent")
+        }
+        var ledger = snapshot.ledger
+        ledger.serial = 2
+        _ = try await store.write(ledger, replacing: snapshot.version)
+        #expect(try await store.manager.storage.list(prefix: store.manager.layout.journal).isEmpty)
+        let after = try await fixture.store().read()
+        #expect(after.replayedEntries == 0 && !after.needsWrite)
+        #expect(after.ledger.pending.subscriptions == ["news": [b]])
+        // And the next run may journal again.
+        _ = try await store.openJournal(base: try #require(after.version), expectedBytes: 400)
+    }
+
+    @Test(arguments: StoreKind.allCases) func journalRecordsWithoutTheirStateAreRefused(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        // fcmctl writes the state before it opens a journal: records without one mean the state was lost.
+        let journal = try await store.openJournal(base: StateVersion(lineage: "L", serial: 0), expectedBytes: 400)
+        try await journal.append([.intent(id: 1, .subscribed(topic: "news", registration: a)), .done(ids: [1])])
+        await #expect { try await fixture.store().read() } throws: {
+            $0 is StateConflictError && "\($0)".contains("is missing, yet the store still has journal records")
+        }
+    }
+}
