@@ -22,12 +22,12 @@ package enum Interruption {
     /// How long releasing the locks may take on the way out.
     static let unlockSeconds = 2.0
 
-    private struct Held {
+    struct Held {
         var store: any StateStore
         var lock: StateLock
     }
 
-    private enum Phase {
+    enum Phase {
         case idle
         /// An apply is sending: a signal stops it through this.
         case draining(StopSignal)
@@ -35,7 +35,7 @@ package enum Interruption {
         case finishing
     }
 
-    private final class Registry: @unchecked Sendable {
+    final class Registry: @unchecked Sendable {
         let lock = NSLock()
         var received: Int32?
         var phase = Phase.idle
@@ -46,8 +46,8 @@ package enum Interruption {
         var sources: [any DispatchSourceSignal] = []
     }
 
-    private static let registry = Registry()
-    private static let queue = DispatchQueue(label: "fcmctl.signals")
+    static let registry = Registry()
+    static let queue = DispatchQueue(label: "fcmctl.signals")
 
     package static func install() {
         for number in [SIGINT, SIGTERM] {
@@ -107,97 +107,4 @@ package enum Interruption {
     }
 
     static func finished() { registry.lock.withLock { registry.phase = .idle } }
-
-    private static func received(_ number: Int32) {
-        let code = 128 + number
-        let (first, phase): (Bool, Phase) = registry.lock.withLock {
-            defer { if registry.received == nil { registry.received = number } }
-            return (registry.received == nil, registry.phase)
-        }
-        guard first else {
-            say("fcmctl: \(name(number)) again: exiting now. Every completed operation is in the journal; the next run folds it in.")
-            flushAndExit(code)
-        }
-        switch phase {
-        case .draining(let stop):
-            say(
-                "fcmctl: \(name(number)) received: sending nothing more; waiting up to \(Int(drainSeconds)) s for the requests in flight, "
-                    + "then writing the state and releasing the lock (\(name(number)) again exits at once).")
-            stop.request("interrupted by \(name(number))", exitCode: code)
-            queue.asyncAfter(deadline: .now() + drainSeconds) { overdue(number, finishing: false) }
-        case .finishing:
-            say("fcmctl: \(name(number)) received: writing the state and releasing the lock (\(name(number)) again exits at once).")
-            queue.asyncAfter(deadline: .now() + finishSeconds) { overdue(number, finishing: true) }
-        case .idle:
-            if registry.lock.withLock({ registry.acquiring > 0 }) {
-                // The lock being taken releases itself once it is held (`withStateLock`); should taking it hang
-                // (waiting on another run), this ends the wait.
-                queue.asyncAfter(deadline: .now() + unlockSeconds) {
-                    let released = releaseLocks()
-                    say("fcmctl: interrupted by \(name(number))\(released > 0 ? "; the state lock was released" : "").")
-                    flushAndExit(code)
-                }
-                return
-            }
-            let released = releaseLocks()
-            say("fcmctl: interrupted by \(name(number))\(released > 0 ? "; the state lock was released" : "").")
-            flushAndExit(code)
-        }
-    }
-
-    /// The stopping apply did not get this far in time: exit, as a second signal would, releasing the locks.
-    private static func overdue(_ number: Int32, finishing: Bool) {
-        let phase = registry.lock.withLock { registry.phase }
-        switch phase {
-        case .idle:
-            return
-        case .finishing where !finishing:
-            queue.asyncAfter(deadline: .now() + finishSeconds) { overdue(number, finishing: true) }
-            return
-        case .draining, .finishing:
-            break
-        }
-        let waited = finishing ? "the state write" : "the requests in flight"
-        let released = releaseLocks()
-        say(
-            "fcmctl: \(waited) did not end in time after \(name(number)): exiting now\(released > 0 ? " (the state lock was released)" : ""). "
-                + "Every completed operation is in the journal; the next run folds it in.")
-        flushAndExit(128 + number)
-    }
-
-    /// Releases every lock this process holds, waiting at most `unlockSeconds`; returns how many it held.
-    private static func releaseLocks() -> Int {
-        let held = registry.lock.withLock {
-            defer { registry.held = [:] }
-            return Array(registry.held.values)
-        }
-        guard !held.isEmpty else { return 0 }
-        let done = DispatchSemaphore(value: 0)
-        let work = UnlockWork(held: held.map { ($0.store, $0.lock) })
-        Task.detached {
-            await work.run()
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + unlockSeconds)
-        return held.count
-    }
-
-    private struct UnlockWork: @unchecked Sendable {
-        var held: [(any StateStore, StateLock)]
-        func run() async { for (store, lock) in held { try? await store.unlock(lock) } }
-    }
-
-    private static func say(_ line: String) { Console.standard.err(line) }
-
-    private static func flushAndExit(_ code: Int32) -> Never {
-        fflush(nil)
-        exit(code)
-    }
-}
-
-extension Interruption {
-    /// The process's signal handling, as the engine's runs see it.
-    static let hooks = SignalHooks(
-        acquiring: { acquiring($0) }, holding: { holding($0, in: $1) }, released: { released($0) }, receivedWhileIdle: { receivedWhileIdle },
-        exitInterrupted: { exitInterrupted($0) }, draining: { draining($0) }, sendingEnded: { sendingEnded() }, finished: { finished() })
 }

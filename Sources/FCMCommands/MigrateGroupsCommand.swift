@@ -49,11 +49,11 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
         }
         let names = migrating.isEmpty ? loaded.desiredState().localGroups.keys.sorted() : migrating.map(\.name)
         try await checkFanOut(names)
-        var target = TargetOptions()
-        target.targets = names.map { "\(Address.group($0))" }
+        // Defaults as the parser gives them: a parsable type made without parsing has no values to read.
+        let target = try TargetOptions.parse(names.flatMap { ["--target", "\(Address.group($0))"] })
         let deletion = ApplyRun(
-            manifestPaths: manifest.manifests, state: state, run: run, output: OutputOptions(), locking: LockOptions(), target: target,
-            autoApprove: true)
+            manifestPaths: manifest.manifests, state: state, run: run, output: try OutputOptions.parse([]), locking: try LockOptions.parse([]),
+            target: target, autoApprove: true)
         console.out("The fan-out check passed; deleting the FCM device groups:")
         try await deletion.apply(manifest: manifest, state: state, progress: .silent)
     }

@@ -80,7 +80,8 @@ struct PlanCommand: AsyncParsableCommand {
             maxRemovals: rails.maxRemovals, fcmctlVersion: FCMCtl.version, createdAt: World.current.now(),
             options: SavedPlan.Options(
                 refresh: refresh.rawValue, adoptExisting: adopt.adoptExisting, targets: target.targets, excludes: target.excludes),
-            observedTopics: Set(computed.desired.topics.keys).union(ledger.topics.keys).union(ledger.pending.subscriptions.keys))
+            observedTopics: Set(computed.desired.topics.keys).union(ledger.topics.keys).union(ledger.pending.subscriptions.keys),
+            notes: computed.plan.notes.map(\.headline))
         saved.statePath = runTarget.statePath
         do {
             try SavedPlanDigest.seal(&saved)

@@ -91,15 +91,9 @@ package struct Ledger: Hashable, Sendable {
     }
 }
 
-package enum LedgerError: Error, CustomStringConvertible, Sendable {
+/// The engine says it in words (`SavedPlanError.swift`).
+package enum LedgerError: Error, Sendable {
     case serialExhausted(Int)
-
-    package var description: String {
-        switch self {
-        case .serialExhausted(let serial):
-            "the state's serial \(serial) cannot be increased; start a new lineage with `fcmctl state pull`, edit its serial, and `state push --force` it"
-        }
-    }
 }
 
 /// A lineage id: random, so two histories never share one.

@@ -79,12 +79,12 @@ package struct Plan: Hashable, Sendable {
     package var groups: [GroupChange]
     package var topics: [TopicChange]
     /// Differences that fcmctl will not act on (observe-only topics, gone registrations): drift to report.
-    package var notes: [Diagnostic]
+    package var findings: [PlanFinding]
 
-    package init(groups: [GroupChange] = [], topics: [TopicChange] = [], notes: [Diagnostic] = []) {
+    package init(groups: [GroupChange] = [], topics: [TopicChange] = [], findings: [PlanFinding] = []) {
         self.groups = groups
         self.topics = topics
-        self.notes = notes
+        self.findings = findings
     }
 
     package var hasChanges: Bool { !groups.isEmpty || !topics.isEmpty }
@@ -118,12 +118,4 @@ package struct PlanSummary: Hashable, Sendable {
 
     package init() {}
 
-    /// The stable summary line: scripts and people grep it, so its wording is a public interface.
-    package var line: String {
-        "Plan: \(count(groupsToCreate, "group")) to create, \(groupsToDelete) to delete; "
-            + "\(count(membersToAdd, "member")) to add, \(membersToRemove) to remove; "
-            + "\(count(subscriptionsToAdd, "subscription")) to add, \(subscriptionsToRemove) to remove."
-    }
-
-    private func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
 }

@@ -5,25 +5,16 @@ package enum Planner {
         var plan = Plan()
         for name in Set(desired.groups.keys).union(ledger.groups.keys).sorted() {
             if desired.groups[name] == nil, ledger.groups[name]?.protect == true, observed.groups[name] != nil {
-                plan.notes.append(
-                    .warning(
-                        "\(Address.group(name)) is no longer in the manifest but was protected when last applied; fcmctl keeps it. "
-                            + "To delete it, declare it once more without 'protect', apply, then remove it"))
+                plan.findings.append(.protectedGroupKept(group: name))
                 continue
             }
             if let declared = desired.groups[name], let live = observed.groups[name], ledger.groups[name] == nil {
                 if adoptExisting, !live.membersFromFCM, !declared.members.isEmpty {
                     plan.groups.append(adoption(name: name, declared: declared.members))
-                    plan.notes.append(
-                        .warning(
-                            "\(Address.group(name)) is adopted without reading its members: FCM documents no way to list them. fcmctl adds "
-                                + "the declared members; members it was not told about stay in the group", at: declared.location))
+                    plan.findings.append(.groupAdoptedUnread(group: name, at: declared.location))
                     continue
                 }
-                plan.notes.append(
-                    .warning(
-                        "\(Address.group(name)) exists in FCM but not in the state: import it (fcmctl import group \(name)) or let apply adopt it "
-                            + "(--adopt-existing); until then fcmctl leaves it as it is", at: declared.location))
+                plan.findings.append(.groupNotInState(group: name, at: declared.location))
                 continue
             }
             if let change = groupChange(name: name, desired: desired.groups[name], observed: observed.groups[name]) {
@@ -33,9 +24,9 @@ package enum Planner {
         for name in Set(desired.topics.keys).union(ledger.topics.keys).sorted() {
             let (change, notes) = topicChange(name: name, desired: desired.topics[name], ledger: ledger, observed: observed)
             if let change { plan.topics.append(change) }
-            plan.notes.append(contentsOf: notes)
+            plan.findings.append(contentsOf: notes)
         }
-        plan.notes.append(contentsOf: goneRegistrationNotes(desired: desired, observed: observed))
+        plan.findings.append(contentsOf: goneRegistrationNotes(desired: desired, observed: observed))
         return plan
     }
 
@@ -63,7 +54,7 @@ package enum Planner {
 
     static func topicChange(
         name: String, desired: DesiredTopic?, ledger: Ledger, observed: ObservedState
-    ) -> (TopicChange?, [Diagnostic]) {
+    ) -> (TopicChange?, [PlanFinding]) {
         let declared = desired?.members ?? []
         let ownership = desired?.ownership ?? .additive
         let missing = declared.filter { !observed.isGone($0) && !observed.isUnreadable($0) && !observed.isSubscribed($0, to: name) }
@@ -79,29 +70,21 @@ package enum Planner {
         let unchanged = declared.filter { observed.isSubscribed($0, to: name) }.count
         if missing.isEmpty && extra.isEmpty { return (nil, []) }
         if ownership == .observe {
-            let note = Diagnostic.warning(
-                "\(Address.topic(name)) is observe-only and differs from the manifest: \(missing.count) declared "
-                    + "subscription(s) missing, \(extra.count) to remove; fcmctl will not change it",
-                at: desired?.location)
-            return (nil, [note])
+            return (nil, [.observeOnlyDiffers(topic: name, missing: missing.count, extra: extra.count, at: desired?.location)])
         }
         let change = TopicChange(
             name: name, ownership: ownership, added: missing.sorted(), removed: extra.sorted(), unchanged: unchanged)
         return (change, [])
     }
 
-    static func goneRegistrationNotes(desired: DesiredState, observed: ObservedState) -> [Diagnostic] {
-        var notes: [Diagnostic] = []
+    static func goneRegistrationNotes(desired: DesiredState, observed: ObservedState) -> [PlanFinding] {
+        var notes: [PlanFinding] = []
         for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
             for registration in topic.members.sorted() {
                 guard case .gone(let reason)? = observed.registrations[registration] else { continue }
-                // The device name says which screen to look at; the registration stays redacted beside it.
-                let redacted = Redactor(showTokens: false)(registration)
-                let who = desired.deviceNames[registration].map { "\($0) (\(redacted))" } ?? redacted
                 notes.append(
-                    .warning(
-                        "\(Address.topic(topic.name)): registration \(who) is no "
-                            + "longer registered with FCM (\(reason)); it was skipped: remove it from the manifest",
+                    .registrationGone(
+                        topic: topic.name, registration: registration, device: desired.deviceNames[registration], reason: reason,
                         at: topic.location))
             }
         }

@@ -55,7 +55,7 @@ package struct SavedPlan: Codable, Sendable {
         /// Throws on an address no fcmctl writes.
         package func targeting() throws -> PlanTargeting {
             func parse(_ text: String) throws -> Address {
-                guard let address = Address(text) else { throw SavedPlanError("the plan has an invalid target '\(text)'") }
+                guard let address = Address(text) else { throw SavedPlanProblem.invalidTarget(text) }
                 return address
             }
             return PlanTargeting(targets: try targets.map(parse), excludes: try excludes.map(parse))
@@ -101,7 +101,7 @@ package struct SavedPlan: Codable, Sendable {
     package init(
         plan: Plan, desired: DesiredState, observed: ObservedState, stateSerial: Int?, lineage: String, manifestDigest: String,
         manifestPaths: [String], maxRemovals: Int?, fcmctlVersion: String, createdAt: Date, options: Options = Options(),
-        observedTopics: Set<String>
+        observedTopics: Set<String>, notes: [String] = []
     ) {
         formatVersion = Self.currentFormatVersion
         self.fcmctlVersion = fcmctlVersion
@@ -128,7 +128,7 @@ package struct SavedPlan: Codable, Sendable {
                 removed: $0.removed.map(SavedRegistration.init), unchanged: $0.unchanged)
         }
         fingerprints = PlanFingerprint.facts(of: plan, observed: observed)
-        notes = plan.notes.map(\.headline)
+        self.notes = notes
         var names: [String: String] = [:]
         for registration in plan.groups.flatMap({ $0.added + $0.removed }) + plan.topics.flatMap({ $0.added + $0.removed }) {
             if let name = desired.deviceNames[registration] { names[registration.value] = name }
@@ -143,7 +143,7 @@ package struct SavedPlan: Codable, Sendable {
         var plan = Plan()
         for group in groups {
             guard let action = GroupChange.Action(rawValue: group.action) else {
-                throw SavedPlanError("\(Address.group(group.name)) has an unknown action '\(group.action)'")
+                throw SavedPlanProblem.unknownAction(group: group.name, action: group.action)
             }
             let steps = try group.steps.map { step -> GroupStep in
                 let members = step.registrations.map(\.registration)
@@ -151,7 +151,7 @@ package struct SavedPlan: Codable, Sendable {
                 case "create": return .create(members)
                 case "add": return .add(members)
                 case "remove": return .remove(members)
-                default: throw SavedPlanError("\(Address.group(group.name)) has an unknown step '\(step.operation)'")
+                default: throw SavedPlanProblem.unknownStep(group: group.name, step: step.operation)
                 }
             }
             plan.groups.append(
@@ -162,7 +162,7 @@ package struct SavedPlan: Codable, Sendable {
         }
         for topic in topics {
             guard let ownership = Ownership(rawValue: topic.ownership) else {
-                throw SavedPlanError("\(Address.topic(topic.name)) has an unknown ownership '\(topic.ownership)'")
+                throw SavedPlanProblem.unknownOwnership(topic: topic.name, ownership: topic.ownership)
             }
             plan.topics.append(
                 TopicChange(
@@ -284,7 +284,7 @@ package struct SavedObservations: Codable, Sendable, Hashable {
         for entry in registrations {
             let registration = entry.registration
             guard observed.registrations[registration] == nil, observed.unreadable[registration] == nil else {
-                throw SavedPlanError("the plan's observations name one registration twice")
+                throw SavedPlanProblem.registrationObservedTwice
             }
             if let topics = entry.topics {
                 observed.registrations[registration] = .active(topics: Set(topics))
@@ -293,7 +293,7 @@ package struct SavedObservations: Codable, Sendable, Hashable {
             } else if let reason = entry.unreadable {
                 observed.unreadable[registration] = reason
             } else {
-                throw SavedPlanError("the plan's observations have a registration with no status")
+                throw SavedPlanProblem.observationWithoutStatus
             }
         }
         return observed
@@ -333,9 +333,14 @@ package struct SavedRegistrationStatus: Codable, Sendable, Hashable {
     }
 }
 
-package struct SavedPlanError: Error, CustomStringConvertible, Sendable {
-    package var description: String
-    package init(_ description: String) { self.description = description }
+/// A saved plan holding a value no fcmctl writes: the views say which (`SavedPlanProblem+Wording`).
+package enum SavedPlanProblem: Error, Sendable, Equatable {
+    case invalidTarget(String)
+    case unknownAction(group: String, action: String)
+    case unknownStep(group: String, step: String)
+    case unknownOwnership(topic: String, ownership: String)
+    case registrationObservedTwice
+    case observationWithoutStatus
 }
 
 /// `{"token": "…"}` or `{"fid": "…"}`.

@@ -68,7 +68,7 @@ extension Session {
         var plan = settings.targeting.apply(
             to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed, adoptExisting: settings.adoptExisting),
             deviceNames: desired.deviceNames)
-        plan.notes += Self.rotationNotes(snapshot.ledger.rotations(in: scope.plannedDesired), plan: plan)
+        plan.findings += Self.rotations(snapshot.ledger.rotations(in: scope.plannedDesired), plan: plan)
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
         for notice in deprecations { notices.warning(notice.message) }
@@ -76,15 +76,11 @@ extension Session {
             desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations)
     }
 
-    /// One note per device whose registration the plan replaces: the rotation, not an anonymous add and remove.
-    package static func rotationNotes(_ rotations: [(name: String, old: Registration, new: Registration)], plan: Plan) -> [Diagnostic] {
+    /// One finding per device whose registration the plan replaces: the rotation, not an anonymous add and remove.
+    package static func rotations(_ rotations: [(name: String, old: Registration, new: Registration)], plan: Plan) -> [PlanFinding] {
         let touched = Set(plan.topics.flatMap { $0.added + $0.removed } + plan.groups.flatMap { $0.added + $0.removed })
-        let redactor = Redactor(showTokens: false)
-        return rotations.filter { touched.contains($0.old) || touched.contains($0.new) }.map { rotation in
-            Diagnostic(
-                .note,
-                "device \(rotation.name) rotated its registration (\(redactor(rotation.old)) → \(redactor(rotation.new))): "
-                    + "its subscriptions and group memberships move to the new one")
+        return rotations.filter { touched.contains($0.old) || touched.contains($0.new) }.map {
+            .rotated(device: $0.name, old: $0.old, new: $0.new)
         }
     }
 

@@ -41,16 +41,14 @@ import Testing
         let observed = ObservedState(registrations: [a: .active(topics: [])])
         let plan = Planner.plan(desired: desired(topic: .observe, members: [a]), ledger: Ledger(), observed: observed)
         #expect(!plan.hasChanges)
-        #expect(plan.notes.count == 1)
-        #expect(plan.notes[0].message.contains("observe-only"))
+        #expect(plan.findings == [.observeOnlyDiffers(topic: "news", missing: 1, extra: 0, at: nil)])
     }
 
     @Test func goneRegistrationsAreSkippedWithAWarning() {
         let observed = ObservedState(registrations: [a: .gone(reason: "UNREGISTERED"), b: .active(topics: [])])
         let plan = Planner.plan(desired: desired(members: [a, b]), ledger: Ledger(), observed: observed)
         #expect(plan.topics.map(\.added) == [[b]])
-        #expect(plan.notes.map(\.severity) == [.warning])
-        #expect(plan.notes[0].message.contains("UNREGISTERED"))
+        #expect(plan.findings == [.registrationGone(topic: "news", registration: a, device: nil, reason: "UNREGISTERED", at: nil)])
     }
 
     @Test func groupsAreCreatedUpdatedAndDeleted() {
@@ -72,10 +70,13 @@ import Testing
         ])
         let plan = Planner.plan(desired: desired, ledger: ledger, observed: observed)
         // A group that exists in FCM but that fcmctl never recorded is named, not silently adopted.
-        #expect(plan.notes.map(\.message).contains { $0.hasPrefix("group/stranger exists in FCM but not in the state") })
+        #expect(plan.findings.contains(.groupNotInState(group: "stranger", at: nil)))
         #expect(plan.groups.map(\.name) == ["grow", "new", "old"])
         #expect(plan.groups.map(\.action) == [.update, .create, .delete])
-        #expect(plan.summary.line == "Plan: 1 group to create, 1 to delete; 3 members to add, 1 to remove; 0 subscriptions to add, 0 to remove.")
+        let summary = plan.summary
+        #expect(
+            [summary.groupsToCreate, summary.groupsToDelete, summary.membersToAdd, summary.membersToRemove, summary.subscriptionsToAdd]
+                == [1, 1, 3, 1, 0])
     }
 
     @Test func groupUnknownToLedgerAndManifestIsNotTouched() {
@@ -98,7 +99,7 @@ import Testing
         let observed = ObservedState(groups: ["family": ObservedGroup(name: "family", notificationKey: "k", members: [a])])
         let plan = Planner.plan(desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")), ledger: ledger, observed: observed)
         #expect(!plan.hasChanges)
-        #expect(plan.notes.first?.message.contains("was protected when last applied") == true)
+        #expect(plan.findings == [.protectedGroupKept(group: "family")])
 
         // Unprotected, the same situation deletes the group.
         ledger.groups["family"]?.protect = false

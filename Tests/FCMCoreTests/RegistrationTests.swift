@@ -12,13 +12,6 @@ import Testing
         #expect(Registration(inferring: value).kind == kind)
     }
 
-    @Test func formatProblems() {
-        #expect(Registration.formatProblem("") != nil)
-        #expect(Registration.formatProblem("a b") != nil)
-        #expect(Registration.formatProblem(String(repeating: "x", count: 4097)) != nil)
-        #expect(Registration.formatProblem("ok:APA91b") == nil)
-    }
-
     @Test func redaction() {
         let redact = Redactor(showTokens: false)
         #expect(redact.redact("fGw0qy4TGgk:APA91bHun4MxP5eg") == "fGw0qy…P5eg")

@@ -1,0 +1,84 @@
+import FCMClient
+import FCMCore
+import FCMEngine
+import FCMState
+import FCMViews
+import Foundation
+
+enum LiveConnection {
+    /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
+    /// the project shared by every request.
+    static func make(project: ProjectSettings, options: ConnectOptions) throws -> Connection {
+        let environment = options.environment
+        let source: CredentialSource
+        do {
+            source = try CredentialResolver.resolve(environment: environment)
+        } catch {
+            throw ConnectError(description: "\(error)")
+        }
+        let transport = CurlTransport(
+            options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
+        let credentials: any AccessTokenProvider
+        do {
+            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+        } catch {
+            transport.shutdown()
+            throw ConnectError(description: "\(error)")
+        }
+        var endpoints = FCMEndpoints.production
+        if case .emulator(let host) = source { endpoints = .emulator(hostAndPort: host) }
+        if let base = options.endpoint ?? environment["FCM_ENDPOINT"], !base.isEmpty {
+            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+            endpoints = FCMEndpoints(fcmBase: trimmed, iidBase: trimmed, usesEmulator: false)
+        }
+        if let export = options.groupExportURL ?? environment["FCMCTL_GROUP_EXPORT_URL"], !export.isEmpty {
+            guard export.hasPrefix("http://") || export.hasPrefix("https://") else {
+                transport.shutdown()
+                throw ConnectError(description: "FCMCTL_GROUP_EXPORT_URL must be an http:// or https:// URL, not '\(export)'")
+            }
+            endpoints.groupExportURL = export
+        }
+        var project = project
+        if project.id.isEmpty {
+            project.id = environment["GOOGLE_CLOUD_PROJECT"] ?? environment["GCLOUD_PROJECT"] ?? keyFileProject(source) ?? ""
+        }
+        if project.id.isEmpty && options.needsProjectID {
+            transport.shutdown()
+            throw ConnectError(
+                description: "no project id: set project.id in the manifest or GOOGLE_CLOUD_PROJECT, or use a service-account key that names one")
+        }
+        if options.verbose {
+            Console.current.err(
+                "Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id). HTTP: libcurl, \(transport.loop) loop.")
+        }
+        let statistics = SendStatistics()
+        // Paced requests and retries sleep on the transport's own loop, and wake there.
+        let clock = TransportPacingClock(transport: transport)
+        let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
+        let sender = RequestSender(
+            transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, fence: options.fence,
+            stop: options.stop)
+        // Requests waiting for a slot or a retry leave at once, see the stop and give up: a stopping run
+        // waits only for what is on the wire.
+        options.stop?.onRequest {
+            limiter.releaseAll()
+            transport.wakeAllSleepers()
+        }
+        let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
+        return Connection(
+            service: service, live: service, shutdown: { transport.shutdown() },
+            statistics: {
+                var counts = statistics.snapshot
+                if limiter.configuredRate > 0 {
+                    counts["pace_lowest_per_s"] = Int(limiter.lowestRate.rounded())
+                    counts["pace_last_per_s"] = Int(limiter.rate.rounded())
+                }
+                return counts
+            })
+    }
+
+    static func keyFileProject(_ source: CredentialSource) -> String? {
+        guard case .serviceAccount(let path) = source else { return nil }
+        return (try? ServiceAccountKey(path: path))?.projectID
+    }
+}

@@ -1,0 +1,43 @@
+import FCMClient
+import FCMCore
+import FCMEngine
+import FCMState
+import FCMViews
+import Foundation
+
+enum LiveStorage {
+    /// The JSON API of GCS (or of the emulator STORAGE_EMULATOR_HOST names, without credentials), on its
+    /// own libcurl transport with the FCM client's retry policy.
+    static func store(_ location: GCSLocation, environment: [String: String], warn: @escaping @Sendable (String) -> Void) -> any StateStore {
+        // Credentials are resolved before the transport exists, so a run without them starts no worker
+        // thread; the transport that is made lives exactly as long as the storage that holds it.
+        // FCMCTL_STORAGE_ENDPOINT names another JSON API endpoint (a Private Service Connect one, or a test
+        // double) and keeps the credentials; STORAGE_EMULATOR_HOST, as in Google's client libraries, drops them.
+        let custom = environment["FCMCTL_STORAGE_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 }
+        let emulator = custom == nil ? GCSObjectStorage.emulatorBase(environment) : nil
+        var source: CredentialSource?
+        if emulator == nil {
+            do {
+                source = try CredentialResolver.resolve(environment: environment)
+            } catch {
+                return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
+            }
+        }
+        let lifetime = TransportLifetime(
+            CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8, loop: CurlTransport.Loop(environment: environment))))
+        var credentials: (any AccessTokenProvider)?
+        if let source {
+            do {
+                credentials = try TokenProviderFactory.make(source, environment: environment, transport: lifetime.transport)
+            } catch {
+                return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
+            }
+        }
+        let storage = GCSObjectStorage(
+            bucket: location.bucket, base: custom ?? emulator ?? "https://storage.googleapis.com",
+            sender: RequestSender(transport: lifetime.transport, credentials: credentials), lifetime: lifetime)
+        return GCSStateStore(
+            storage: storage, prefix: location.prefix, lease: World.lockLease(environment), identity: .current(), version: FCMCtl.version,
+            warn: warn)
+    }
+}
