@@ -47,12 +47,13 @@ struct ImportOptions: ParsableArguments {
         return (session, loaded, try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) })
     }
 
-    /// Formats `yaml` canonically, writes or prints it, then records `change` in the state (unless a dry run).
-    func finish(yaml: String, session: Session, record: @escaping (inout Ledger) -> Void) async throws {
+    /// Writes the entries in canonical form, prints or writes them, then records `change` in the state
+    /// (unless a dry run).
+    func finish(_ writer: ManifestWriter, session: Session, record: @escaping (inout Ledger) -> Void) async throws {
         let console = Console.current
         let formatted: String
         do {
-            formatted = try ManifestFormatter.formatChecked(file: output ?? "imported.yaml", bytes: Array(yaml.utf8))
+            formatted = try writer.formatted(file: output ?? "imported.yaml")
         } catch {
             throw fail("the imported YAML could not be formatted: \(error)")
         }
@@ -85,14 +86,5 @@ struct ImportOptions: ParsableArguments {
         } catch {
             throw fail("cannot write \(output): \(error)")
         }
-    }
-
-    static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
-    /// A device's name when the manifest has one, else the registration itself.
-    static func member(_ registration: Registration, names: [Registration: String]) -> String {
-        names[registration].map(quoted) ?? quoted(registration.value)
     }
 }

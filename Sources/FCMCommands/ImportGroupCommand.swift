@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
+import FCMManifest
 import FCMViews
 import Foundation
 
@@ -61,14 +62,18 @@ struct ImportGroupCommand: AsyncParsableCommand {
             }
         }
         let day = PlatformDeprecations.dayText(session.world.now())
-        var yaml =
-            "# Imported by `fcmctl import group` on \(day): each group exists in FCM; members from your records "
-            + "(FCM cannot list them). fcmctl records these groups as its own.\ngroups:\n"
+        var writer = ManifestWriter(header: [
+            "Imported by `fcmctl import group` on \(day): each group exists in FCM; members from your records "
+                + "(FCM cannot list them). fcmctl records these groups as its own."
+        ])
         for group in groups {
-            yaml += "  \(ImportOptions.quoted(group.name)):  # \(plural(group.members.count, "member")), \(group.source)\n    members:\n"
-            for registration in group.members.sorted() { yaml += "      - \(ImportOptions.member(registration, names: desired.deviceNames))\n" }
+            writer.add(
+                .init(
+                    name: group.name, comment: "\(plural(group.members.count, "member")), \(group.source)",
+                    members: group.members.sorted().map { desired.deviceNames[$0] ?? $0.value }),
+                to: .groups)
         }
-        try await options.finish(yaml: yaml, session: session) { ledger in
+        try await options.finish(writer, session: session) { ledger in
             for group in groups { ledger.recordGroup(group.name, members: group.members) }
         }
     }

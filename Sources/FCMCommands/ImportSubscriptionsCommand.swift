@@ -47,16 +47,19 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
         let unreadable = observed.unreadable.count
         if unreadable > 0 { Console.current.err("warning: \(plural(unreadable, "registration")) could not be read and were left out") }
         let day = PlatformDeprecations.dayText(session.world.now())
-        var yaml =
-            "# Imported by `fcmctl import subscriptions` on \(day) from FCM (\(plural(who.count, "registration")) read); "
-            + "fcmctl records these subscriptions as its own.\ntopics:\n"
+        var writer = ManifestWriter(header: [
+            topics.isEmpty
+                ? "Imported by `fcmctl import subscriptions` on \(day): no subscriptions found."
+                : "Imported by `fcmctl import subscriptions` on \(day) from FCM (\(plural(who.count, "registration")) read); "
+                    + "fcmctl records these subscriptions as its own."
+        ])
         for topic in topics.keys.sorted() {
             let members = topics[topic]!
-            yaml += "  \(ImportOptions.quoted(topic)):  # \(plural(members.count, "subscription")) found in FCM\n    members:\n"
-            for registration in members { yaml += "      - \(ImportOptions.member(registration, names: names))\n" }
+            writer.add(
+                .init(name: topic, comment: "\(plural(members.count, "subscription")) found in FCM", members: members.map { names[$0] ?? $0.value }),
+                to: .topics)
         }
-        if topics.isEmpty { yaml = "# Imported by `fcmctl import subscriptions` on \(day): no subscriptions found.\n" }
-        try await options.finish(yaml: yaml, session: session) { ledger in
+        try await options.finish(writer, session: session) { ledger in
             for (topic, members) in topics {
                 for registration in members { ledger.recordSubscription(registration, topic: topic) }
             }

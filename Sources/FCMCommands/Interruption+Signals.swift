@@ -3,12 +3,13 @@ import FCMCore
 import FCMEngine
 import FCMViews
 import Foundation
+import Synchronization
 
 /// What a signal does, by the phase the run is in.
 extension Interruption {
     static func received(_ number: Int32) {
         let code = 128 + number
-        let (first, phase): (Bool, Phase) = registry.lock.withLock {
+        let (first, phase): (Bool, Phase) = registry.withLock { registry in
             defer { if registry.received == nil { registry.received = number } }
             return (registry.received == nil, registry.phase)
         }
@@ -27,7 +28,7 @@ extension Interruption {
             say("fcmctl: \(name(number)) received: writing the state and releasing the lock (\(name(number)) again exits at once).")
             queue.asyncAfter(deadline: .now() + finishSeconds) { overdue(number, finishing: true) }
         case .idle:
-            if registry.lock.withLock({ registry.acquiring > 0 }) {
+            if registry.withLock({ registry in registry.acquiring > 0 }) {
                 // The lock being taken releases itself once it is held (`withStateLock`); should taking it hang
                 // (waiting on another run), this ends the wait.
                 queue.asyncAfter(deadline: .now() + unlockSeconds) {
@@ -45,7 +46,7 @@ extension Interruption {
 
     /// The stopping apply did not get this far in time: exit, as a second signal would, releasing the locks.
     static func overdue(_ number: Int32, finishing: Bool) {
-        let phase = registry.lock.withLock { registry.phase }
+        let phase = registry.withLock { registry in registry.phase }
         switch phase {
         case .idle:
             return
@@ -65,7 +66,7 @@ extension Interruption {
 
     /// Releases every lock this process holds, waiting at most `unlockSeconds`; returns how many it held.
     static func releaseLocks() -> Int {
-        let held = registry.lock.withLock {
+        let held = registry.withLock { registry in
             defer { registry.held = [:] }
             return Array(registry.held.values)
         }

@@ -3,6 +3,7 @@ import FCMCore
 import FCMEngine
 import FCMViews
 import Foundation
+import Synchronization
 
 /// SIGINT and SIGTERM, which a CI runner sends when a job is cancelled.
 ///
@@ -35,18 +36,18 @@ package enum Interruption {
         case finishing
     }
 
-    final class Registry: @unchecked Sendable {
-        let lock = NSLock()
+    struct Registry {
         var received: Int32?
         var phase = Phase.idle
         var held: [Int: Held] = [:]
         var nextToken = 0
         /// Lock requests under way: a signal during one waits for its lock to be registered, then releases it.
         var acquiring = 0
-        var sources: [any DispatchSourceSignal] = []
     }
 
-    static let registry = Registry()
+    static let registry = Mutex(Registry())
+    /// Kept only so the sources live as long as the process; written once, by `install` before any command runs.
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
     static let queue = DispatchQueue(label: "fcmctl.signals")
 
     package static func install() {
@@ -57,7 +58,7 @@ package enum Interruption {
             // Two signals in quick succession arrive as one event with a count of two: the second still means "now".
             source.setEventHandler { for _ in 0..<min(2, max(1, source.data)) { received(number) } }
             source.resume()
-            registry.lock.withLock { registry.sources.append(source) }
+            sources.append(source)
         }
     }
 
@@ -65,22 +66,22 @@ package enum Interruption {
 
     /// A lock this process holds, to release if a signal ends it early. Returns the token for `released`.
     static func holding(_ lock: StateLock, in store: any StateStore) -> Int {
-        registry.lock.withLock {
+        registry.withLock { registry in
             registry.nextToken += 1
             registry.held[registry.nextToken] = Held(store: store, lock: lock)
             return registry.nextToken
         }
     }
 
-    static func released(_ token: Int) { _ = registry.lock.withLock { registry.held.removeValue(forKey: token) } }
+    static func released(_ token: Int) { _ = registry.withLock { registry in registry.held.removeValue(forKey: token) } }
 
     /// A lock is being taken: a signal now would find it created but not yet `holding`.
-    static func acquiring(_ started: Bool) { registry.lock.withLock { registry.acquiring += started ? 1 : -1 } }
+    static func acquiring(_ started: Bool) { registry.withLock { registry in registry.acquiring += started ? 1 : -1 } }
 
     /// The signal that came while a lock was being taken, if one did: the caller releases that lock and calls
     /// `exitInterrupted`.
     static var receivedWhileIdle: Int32? {
-        registry.lock.withLock {
+        registry.withLock { registry in
             guard case .idle = registry.phase else { return nil }
             return registry.received
         }
@@ -93,7 +94,7 @@ package enum Interruption {
 
     /// From now until `finished`, a first signal stops the apply through `stop` instead of ending the process.
     static func draining(_ stop: StopSignal) {
-        let early: Int32? = registry.lock.withLock {
+        let early: Int32? = registry.withLock { registry in
             registry.phase = .draining(stop)
             return registry.received
         }
@@ -103,8 +104,8 @@ package enum Interruption {
 
     /// The apply sent its last request; it writes its state now.
     static func sendingEnded() {
-        registry.lock.withLock { if case .draining = registry.phase { registry.phase = .finishing } }
+        registry.withLock { registry in if case .draining = registry.phase { registry.phase = .finishing } }
     }
 
-    static func finished() { registry.lock.withLock { registry.phase = .idle } }
+    static func finished() { registry.withLock { registry in registry.phase = .idle } }
 }

@@ -1,5 +1,5 @@
-/// Appends JSON text to a byte buffer: state and journal writers build their output by hand, since a
-/// generic encoder dominated profiles at fleet scale.
+/// Appends JSON text to a byte buffer: state and journal writers build their output by hand, because a
+/// generic encoder's per-value overhead is what a million-subscription state would pay.
 package struct JSONWriter {
     package var bytes: [UInt8] = []
 

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// A registration is an interned handle: each distinct one is stored once per process (`RegistrationTable`)
 /// and every set, plan, ledger and outcome holds a one-word reference to it. At a million subscriptions
-/// that is what keeps memory flat (a 150-byte token was copied into each structure that named it) and
-/// makes hashing and equality one word instead of the whole token.
+/// that is what keeps memory flat (a token is about 150 bytes, and a fleet names each one in several structures)
+/// and makes hashing and equality one word instead of the whole token.
 package struct Registration: Hashable, Comparable, Sendable, CustomStringConvertible {
     package enum Kind: String, Sendable, Codable {
         case token
@@ -67,8 +67,8 @@ package struct Redactor: Sendable {
 
     package func redact(_ value: String) -> String {
         if showTokens { return value }
-        // Registrations are ASCII, where a byte is a character (but for CR LF): sliced as bytes, not graphemes,
-        // which was most of the cost of printing a plan of a thousand members.
+        // Registrations are ASCII, where a byte is a character (but for CR LF): sliced as bytes, since grapheme
+        // slicing per registration would dominate printing a large plan.
         let bytes = value.utf8
         if bytes.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
             if bytes.count <= 12 { return String(decoding: bytes.prefix(4), as: UTF8.self) + "…" }

@@ -84,7 +84,7 @@ struct DeviceFileReader {
     }
 
     /// Strings from JSONSerialization are bridged NSStrings, slow to hash and compare for the rest of the
-    /// run (a 100,000-device plan was 6 % slower than the same fleet in YAML): made native once here.
+    /// run: made native once here, so a fleet from JSON Lines plans as fast as one from YAML.
     static func native(_ text: String) -> String {
         var copy = text
         copy.makeContiguousUTF8()

@@ -37,7 +37,7 @@ package struct Console: Sendable {
     @TaskLocal package static var current = Console.standard
 
     package func out(_ line: String = "") { writeOut(line + "\n") }
-    /// Many lines in one write: a plan of thousands of members was a system call per line.
+    /// Many lines in one write: a plan of thousands of members should not cost a system call per line.
     package func out(lines: [String]) {
         guard !lines.isEmpty else { return }
         var text = ""

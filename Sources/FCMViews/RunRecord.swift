@@ -1,33 +1,38 @@
 import FCMCore
 import Foundation
+import Synchronization
 
 /// What a run said on its way, for its error document: the `error:` lines on stderr, the manifest's
 /// diagnostics, the project once known, and whether the command's own document was shown.
-package final class RunRecord: @unchecked Sendable {
-    package init() {}
+package final class RunRecord: Sendable {
     @TaskLocal package static var current: RunRecord?
 
-    private let lock = NSLock()
-    private var errorLines: [String] = []
-    private var recordedDiagnostics: [Diagnostic] = []
-    private var shown = false
-    private var projectID: String?
+    private struct Said {
+        var errorLines: [String] = []
+        var diagnostics: [Diagnostic] = []
+        var shown = false
+        var project: String?
+    }
 
-    package var errors: [String] { lock.withLock { errorLines } }
-    package var diagnostics: [Diagnostic] { lock.withLock { recordedDiagnostics } }
-    package var documentShown: Bool { lock.withLock { shown } }
+    private let said = Mutex(Said())
+
+    package init() {}
+
+    package var errors: [String] { said.withLock { $0.errorLines } }
+    package var diagnostics: [Diagnostic] { said.withLock { $0.diagnostics } }
+    package var documentShown: Bool { said.withLock { $0.shown } }
     package var project: String? {
-        get { lock.withLock { projectID } }
-        set { lock.withLock { projectID = newValue } }
+        get { said.withLock { $0.project } }
+        set { said.withLock { $0.project = newValue } }
     }
 
     package func noteErrors(in text: String) {
         let found = text.split(separator: "\n").filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst(7)) }
         guard !found.isEmpty else { return }
-        lock.withLock { errorLines += found }
+        said.withLock { $0.errorLines += found }
     }
 
-    package func record(_ diagnostics: [Diagnostic]) { lock.withLock { recordedDiagnostics += diagnostics } }
+    package func record(_ diagnostics: [Diagnostic]) { said.withLock { $0.diagnostics += diagnostics } }
 
-    package func markShown() { lock.withLock { shown = true } }
+    package func markShown() { said.withLock { $0.shown = true } }
 }
