@@ -2,7 +2,6 @@ import ArgumentParser
 import FCMCore
 import FCMEngine
 import FCMViews
-import Foundation
 
 struct ApplyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

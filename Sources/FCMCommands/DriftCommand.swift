@@ -2,7 +2,6 @@ import ArgumentParser
 import FCMCore
 import FCMEngine
 import FCMViews
-import Foundation
 
 /// `fcmctl drift`: refresh only. Reads FCM and the state, reports where they and the manifests disagree,
 /// and changes nothing: no request that mutates FCM, no write of the state, no lock taken.

@@ -1,11 +1,8 @@
 import ArgumentParser
 import FCMBuildInfo
 import FCMClient
-import FCMCore
 import FCMEngine
-import FCMManifest
 import FCMViews
-import Foundation
 
 /// `fcmctl`: FCM device groups and topic subscriptions as code.
 package struct FCMCtl: AsyncParsableCommand {

@@ -2,7 +2,6 @@ import ArgumentParser
 import FCMCore
 import FCMEngine
 import FCMManifest
-import FCMReconcile
 import FCMViews
 import Foundation
 

@@ -1,4 +1,3 @@
-import Dispatch
 import FCMCore
 import FCMEngine
 import FCMViews

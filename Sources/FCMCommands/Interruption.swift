@@ -1,7 +1,4 @@
-import Dispatch
 import FCMCore
-import FCMEngine
-import FCMViews
 import Foundation
 import Synchronization
 

@@ -1,9 +1,7 @@
 import FCMClient
 import FCMCore
 import FCMEngine
-import FCMState
 import FCMViews
-import Foundation
 
 enum LiveConnection {
     /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for

@@ -2,8 +2,6 @@ import FCMClient
 import FCMCore
 import FCMEngine
 import FCMState
-import FCMViews
-import Foundation
 
 enum LiveStorage {
     /// The JSON API of GCS (or of the emulator STORAGE_EMULATOR_HOST names, without credentials), on its

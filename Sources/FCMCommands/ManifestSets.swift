@@ -1,6 +1,4 @@
-import FCMEngine
 import FCMManifest
-import FCMViews
 import Foundation
 
 /// `fcmctl fmt --check examples/` and `fcmctl validate a/ b.yaml`: positional paths, with directories walked

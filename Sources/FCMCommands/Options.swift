@@ -1,8 +1,6 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
-import FCMViews
-import Foundation
 
 struct ManifestOptions: ParsableArguments {
     @Option(

@@ -1,5 +1,3 @@
-import FCMEngine
-import FCMViews
 import Foundation
 
 /// Files fcmctl writes for a person or a pipeline (`import -o`, `--json-into`, `--events`), created with the

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FCMCore
-import FCMEngine
 import FCMViews
 
 extension OutputFormat: ExpressibleByArgument {}

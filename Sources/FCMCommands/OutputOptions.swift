@@ -1,5 +1,4 @@
 import ArgumentParser
-import FCMEngine
 import FCMViews
 import Foundation
 

@@ -1,5 +1,4 @@
 import FCMCore
-import FCMEngine
 import FCMViews
 import Foundation
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import FCMClient
 import FCMCore
 import FCMEngine
-import FCMManifest
 import FCMViews
 import Foundation
 

@@ -2,9 +2,7 @@ import ArgumentParser
 import FCMCore
 import FCMEngine
 import FCMManifest
-import FCMState
 import FCMViews
-import Foundation
 
 /// `fcmctl state …`: look at and repair fcmctl's own records without touching FCM.
 struct StateCommand: AsyncParsableCommand {

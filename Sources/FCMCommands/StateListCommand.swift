@@ -1,10 +1,6 @@
 import ArgumentParser
 import FCMCore
-import FCMEngine
-import FCMManifest
-import FCMState
 import FCMViews
-import Foundation
 
 struct StateListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,6 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
-import FCMViews
-import Foundation
 
 struct LockOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Take the state lock (true or false). Without it two runs can lose each other's records.", valueName: "bool"))

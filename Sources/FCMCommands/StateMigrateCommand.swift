@@ -1,9 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
-import FCMState
 import FCMViews
-import Foundation
 
 /// `fcmctl state migrate --to gs://BUCKET/PREFIX`: moves the state (with any journal of an interrupted run
 /// folded in) to another backend, keeping its lineage and serial, under both stores' locks. A destination

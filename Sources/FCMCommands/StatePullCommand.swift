@@ -1,10 +1,7 @@
 import ArgumentParser
 import FCMCore
-import FCMEngine
-import FCMManifest
 import FCMState
 import FCMViews
-import Foundation
 
 struct StatePullCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
-import FCMManifest
 import FCMState
 import FCMViews
 import Foundation

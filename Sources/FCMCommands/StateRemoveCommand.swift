@@ -1,10 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
-import FCMManifest
-import FCMState
 import FCMViews
-import Foundation
 
 struct StateRemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

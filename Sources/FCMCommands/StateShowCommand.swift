@@ -1,10 +1,6 @@
 import ArgumentParser
 import FCMCore
-import FCMEngine
-import FCMManifest
-import FCMState
 import FCMViews
-import Foundation
 
 struct StateShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show what the state records for one address.")

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FCMCore
-import FCMEngine
 import FCMViews
 
 /// `--target` and `--exclude`, repeatable, on plan and apply.

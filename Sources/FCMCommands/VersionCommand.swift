@@ -1,11 +1,7 @@
 import ArgumentParser
 import FCMBuildInfo
 import FCMClient
-import FCMCore
-import FCMEngine
-import FCMManifest
 import FCMViews
-import Foundation
 
 struct VersionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,3 @@
-import FCMClient
 import FCMCore
 import FCMEngine
 import FCMState

@@ -1,7 +1,6 @@
 import FCMClient
 import FCMCore
 import FCMManifest
-import Foundation
 
 /// Topics are addressed as `projects/ID/…`: a manifest with topics needs a project id from somewhere. The
 /// rule is checked where manifests are loaded, so `validate` and `plan` agree (validate once passed a

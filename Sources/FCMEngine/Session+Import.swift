@@ -1,5 +1,4 @@
 import FCMCore
-import Foundation
 
 extension Session {
     /// Before FCM is asked anything: a turned-down API is refused, and so is a state of another project

@@ -1,5 +1,4 @@
 import FCMCore
-import Foundation
 
 extension Session {
     /// Reads the state, saying what the read had to say (a replayed journal, a torn line).

@@ -1,6 +1,5 @@
 import FCMCore
 import FCMReconcile
-import Foundation
 
 /// One run's connection to the world: the state location and project it was opened for, the FCM connection
 /// once made, and what the run shares between its steps (the lease fence, the concurrency learned by the

@@ -1,4 +1,3 @@
-import Foundation
 
 /// Assembles a Markdown document from whole blocks under a character budget. A block (a `<details>`
 /// section with its fence) is added whole or not at all, so the document never ends inside a fence or an

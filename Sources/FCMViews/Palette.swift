@@ -1,4 +1,3 @@
-import Foundation
 
 /// ANSI colours for the text views; `.plain` leaves text untouched.
 package struct Palette: Sendable {

@@ -1,4 +1,3 @@
-import FCMCore
 import Foundation
 
 /// The progress line for people at a terminal and the event stream for machines, fed by the refresh and

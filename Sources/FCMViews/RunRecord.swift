@@ -1,5 +1,4 @@
 import FCMCore
-import Foundation
 import Synchronization
 
 /// What a run said on its way, for its error document: the `error:` lines on stderr, the manifest's
