@@ -132,7 +132,7 @@ struct ApplyCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)")
         }
-        let started = ContinuousClock.now
+        let started = pipeline.clock.now()
         let progress = pipeline.progress
         progress.beginPhase("Applying", total: operations)
         let stop = pipeline.stop
@@ -158,7 +158,7 @@ struct ApplyCommand: AsyncParsableCommand {
             progress.object(address: outcome.address, status: status, operations: outcome.registrations.count)
         }
         if run.verbose {
-            let seconds = Pipeline.seconds(since: started)
+            let seconds = pipeline.seconds(since: started)
             let changes = plan.summary.subscriptionsToAdd + plan.summary.subscriptionsToRemove
             console.err(
                 String(
@@ -203,13 +203,13 @@ struct ApplyCommand: AsyncParsableCommand {
     /// would for a signal, and ends with exit 3.
     func startDeadline(_ pipeline: Pipeline) -> Task<Void, Never>? {
         guard timeout.duration > .zero else { return nil }
-        let remaining = timeout.duration - (ContinuousClock.now - pipeline.started)
+        let clock = pipeline.clock
+        let limit = Double(timeout.duration.components.seconds) + Double(timeout.duration.components.attoseconds) / 1e18
+        let deadline = pipeline.started + limit
         let stop = pipeline.stop
         let text = timeout.text
         return Task {
-            if remaining > .zero {
-                do { try await Task.sleep(for: remaining) } catch { return }
-            }
+            do { try await clock.wait(until: deadline) } catch { return }
             stop.request("apply reached its --timeout of \(text)", exitCode: ExitCodes.partialFailure)
         }
     }

@@ -36,8 +36,10 @@ final class Pipeline {
     lazy var concurrency = ConcurrencyLimit(maximum: options.parallelism)
     /// This run's stop: a signal (see `Interruption`) or `apply --timeout` requests it.
     let stop = StopSignal()
-    /// When the command began: `apply --timeout` counts from here.
-    let started = ContinuousClock.now
+    /// The run's clock (the World's).
+    let clock = World.current.clock
+    /// When the command began, on `clock`: `apply --timeout` counts from here.
+    let started = World.current.clock.now()
 
     var console: Console { Console.current }
 
@@ -144,10 +146,7 @@ final class Pipeline {
         return try connect(project: desired.project)
     }
 
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    func seconds(since start: Double) -> Double { clock.seconds(since: start) }
 
     /// `--verbose`: what happened on the wire, counted.
     func reportStatistics() {
@@ -251,7 +250,7 @@ final class Pipeline {
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of \(plural(scope.registrations.count, "registration"))"
                 + (mode == .changed ? " (--refresh=changed)" : "") + "…")
         var observed: ObservedState
-        let started = ContinuousClock.now
+        let started = clock.now()
         progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
         do {
             var read = try await refresher.refresh(groups: scope.groups, registrations: scope.registrations)
@@ -263,7 +262,7 @@ final class Pipeline {
         }
         progress.endPhase()
         if options.verbose {
-            let seconds = Self.seconds(since: started)
+            let seconds = self.seconds(since: started)
             let count = observed.registrations.count
             console.err(
                 String(

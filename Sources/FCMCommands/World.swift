@@ -89,16 +89,23 @@ struct ConnectError: Error, CustomStringConvertible {
 
 extension World {
     /// libcurl, Application Default Credentials, the local state file, the system clock.
-    package static let live = World(
-        connect: { project, options in try LiveConnection.make(project: project, options: options) },
-        store: { path, warn in
-            if let location = GCSLocation(path) {
-                return LiveStorage.store(location, environment: Console.current.environment, warn: warn)
-            }
-            return LocalStateStore(
-                path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
-        },
-        now: { clock(Console.current.environment) })
+    package static let live = World.live(clock: SystemClock())
+
+    /// The live world on another clock: tests pass a `ManualClock` so that backoff, pacing and token lifetimes
+    /// pass without waiting while requests still go over libcurl to an emulator.
+    package static func live(clock: any RunClock) -> World {
+        World(
+            connect: { project, options in try LiveConnection.make(project: project, options: options, clock: clock) },
+            store: { path, warn in
+                if let location = GCSLocation(path) {
+                    return LiveStorage.store(location, environment: Console.current.environment, clock: clock, warn: warn)
+                }
+                return LocalStateStore(
+                    path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
+            },
+            clock: clock,
+            now: { today(Console.current.environment, clock: clock) })
+    }
 
     /// The state lock's lease: 30 s, or FCMCTL_LOCK_LEASE seconds (at least 1) for tests that pause a
     /// holder past its lease without waiting half a minute.
@@ -109,9 +116,9 @@ extension World {
 
     /// The system clock, unless FCMCTL_NOW (`2027-09-30` or an ISO 8601 time) sets the day: to rehearse
     /// what a pipeline will do on a turndown date, and for tests on both sides of it.
-    static func clock(_ environment: [String: String]) -> Date {
-        guard let text = environment["FCMCTL_NOW"], !text.isEmpty else { return Date() }
-        return parseDay(text) ?? Date()  // `execute` refuses an unreadable FCMCTL_NOW before any command runs
+    static func today(_ environment: [String: String], clock: any RunClock) -> Date {
+        guard let text = environment["FCMCTL_NOW"], !text.isEmpty else { return clock.wallTime() }
+        return parseDay(text) ?? clock.wallTime()  // `execute` refuses an unreadable FCMCTL_NOW before any command runs
     }
 
     static func parseDay(_ text: String) -> Date? {
@@ -142,7 +149,9 @@ package struct GCSLocation: Sendable, Equatable {
 enum LiveStorage {
     /// The JSON API of GCS (or of the emulator STORAGE_EMULATOR_HOST names, without credentials), on its
     /// own libcurl transport with the FCM client's retry policy.
-    static func store(_ location: GCSLocation, environment: [String: String], warn: @escaping @Sendable (String) -> Void) -> any StateStore {
+    static func store(
+        _ location: GCSLocation, environment: [String: String], clock: any RunClock, warn: @escaping @Sendable (String) -> Void
+    ) -> any StateStore {
         // Credentials are resolved before the transport exists, so a run without them starts no worker
         // thread; the transport that is made lives exactly as long as the storage that holds it.
         // FCMCTL_STORAGE_ENDPOINT names another JSON API endpoint (a Private Service Connect one, or a test
@@ -162,14 +171,14 @@ enum LiveStorage {
         var credentials: (any AccessTokenProvider)?
         if let source {
             do {
-                credentials = try TokenProviderFactory.make(source, environment: environment, transport: lifetime.transport)
+                credentials = try TokenProviderFactory.make(source, environment: environment, transport: lifetime.transport, clock: clock)
             } catch {
                 return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
             }
         }
         let storage = GCSObjectStorage(
             bucket: location.bucket, base: custom ?? emulator ?? "https://storage.googleapis.com",
-            sender: RequestSender(transport: lifetime.transport, credentials: credentials), lifetime: lifetime)
+            sender: RequestSender(transport: lifetime.transport, credentials: credentials, clock: clock), lifetime: lifetime)
         return GCSStateStore(
             storage: storage, prefix: location.prefix, lease: World.lockLease(environment), identity: .current(), version: FCMCtl.version,
             warn: warn)
@@ -179,7 +188,7 @@ enum LiveStorage {
 enum LiveConnection {
     /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
     /// the project shared by every request.
-    static func make(project: ProjectSettings, options: ConnectOptions) throws -> Connection {
+    static func make(project: ProjectSettings, options: ConnectOptions, clock runClock: any RunClock) throws -> Connection {
         let environment = options.environment
         let source: CredentialSource
         do {
@@ -191,7 +200,7 @@ enum LiveConnection {
             options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
         let credentials: any AccessTokenProvider
         do {
-            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport, clock: runClock)
         } catch {
             transport.shutdown()
             throw ConnectError(description: "\(error)")
@@ -223,8 +232,9 @@ enum LiveConnection {
                 "Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id). HTTP: libcurl, \(transport.loop) loop.")
         }
         let statistics = SendStatistics()
-        // Paced requests and retries sleep on the transport's own loop, and wake there.
-        let clock = TransportPacingClock(transport: transport)
+        // On the system clock, paced requests and retries sleep on the transport's own loop and wake there (a
+        // timer per sleeper costs more CPU than a paced run's work); any other clock is the run's own.
+        let clock: any RunClock = runClock is SystemClock ? TransportPacingClock(transport: transport) : runClock
         let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
         let sender = RequestSender(
             transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, fence: options.fence,

@@ -5,12 +5,12 @@ import Testing
 
 /// SIGTERM and SIGINT, as a CI runner sends them on cancel, against the built binary and a real emulator.
 @Suite(.serialized) struct SignalTests {
-    func subscriptionCount(_ emulator: EmulatorProcess) async throws -> Int {
+    func subscriptionCount(_ emulator: any EmulatorHandle) async throws -> Int {
         try await emulator.admin("GET", "/emulator/v1/stats").1["subscriptions"] as? Int ?? -1
     }
 
     /// (topic, registration) pairs the emulator holds.
-    func made(_ emulator: EmulatorProcess) async throws -> Set<String> {
+    func made(_ emulator: any EmulatorHandle) async throws -> Set<String> {
         let dump = try JSONSerialization.jsonObject(with: try await emulator.stateDump()) as? [String: Any] ?? [:]
         var pairs = Set<String>()
         for registration in dump["registrations"] as? [[String: Any]] ?? [] {
@@ -31,7 +31,7 @@ import Testing
 
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalDuringApplyWritesTheStateReleasesTheLockAndExits(signal: Int32) async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         // 10,000 changes at 200 a second: 50 s, far longer than the test needs to land the signal mid-run.
         try workspace.write(fleetManifest(registrations: 1000, topics: 10))
@@ -76,7 +76,7 @@ import Testing
     @Test func aSecondSignalExitsAtOnceAndTheJournalKeepsEveryRecord() async throws {
         // Every request takes two seconds: the first signal's drain is still waiting for the requests on the wire
         // when the second comes (two signals sent back to back may reach the process as one).
-        let emulator = try EmulatorProcess(arguments: ["--latency", "2000ms"])
+        let emulator = try await InProcessEmulator(arguments: ["--latency", "2000ms"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 100, topics: 10))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
@@ -102,7 +102,7 @@ import Testing
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalDuringPlanReleasesTheLockAndExits(signal: Int32) async throws {
         // Every read takes a second, two at a time: the plan holds its lock for as long as the test needs.
-        let emulator = try EmulatorProcess(arguments: ["--latency", "1000ms"])
+        let emulator = try await InProcessEmulator(arguments: ["--latency", "1000ms"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 40, topics: 2))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func theTimeoutStopsTheApplyWithExitThreeAndEverythingRecorded() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 1000, topics: 10))
         let env = ["FCM_EMULATOR_HOST": emulator.host]

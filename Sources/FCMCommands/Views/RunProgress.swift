@@ -1,4 +1,5 @@
 import ArgumentParser
+import FCMCore
 import Foundation
 
 /// `--no-progress` and `--events FILE|-`.
@@ -25,19 +26,27 @@ final class RunProgress: @unchecked Sendable {
     private var phase = ""
     private var total = 0
     private var done = 0
-    private var started = ContinuousClock.now
-    private var lastUpdate: ContinuousClock.Instant?
+    /// The run's clock: rates and the update interval are measured on it.
+    private let clock: any RunClock
+    private var started: Double
+    private var lastUpdate: Double?
     private var lineShown = false
-    static let interval = Duration.milliseconds(100)
+    /// Seconds between updates.
+    static let interval = 0.1
 
-    init(drawLine: Bool, writeLine: @escaping @Sendable (String) -> Void, events: (@Sendable (String) -> Void)?) {
+    init(
+        drawLine: Bool, writeLine: @escaping @Sendable (String) -> Void, events: (@Sendable (String) -> Void)?,
+        clock: any RunClock = World.current.clock
+    ) {
+        self.clock = clock
+        started = clock.now()
         self.drawLine = drawLine
         self.writeLine = writeLine
         self.eventSink = events
     }
 
     /// Nothing drawn, nothing emitted: for runs without a terminal or events.
-    static let silent = RunProgress(drawLine: false, writeLine: { _ in }, events: nil)
+    static let silent = RunProgress(drawLine: false, writeLine: { _ in }, events: nil, clock: SystemClock())
 
     func start(command: String) {
         event([("event", .string("start")), ("command", .string(command))])
@@ -48,7 +57,7 @@ final class RunProgress: @unchecked Sendable {
             phase = name
             self.total = total
             done = 0
-            started = .now
+            started = clock.now()
             lastUpdate = nil
         }
         event([("event", .string("phase")), ("phase", .string(name)), ("total", .int(total))])
@@ -79,11 +88,10 @@ final class RunProgress: @unchecked Sendable {
 
     private func update(force: Bool) {
         let snapshot: (phase: String, done: Int, total: Int, elapsed: Double)? = lock.withLock {
-            let now = ContinuousClock.now
+            let now = clock.now()
             if !force, let lastUpdate, now - lastUpdate < Self.interval { return nil }
             lastUpdate = now
-            let elapsed = now - started
-            return (phase, done, total, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            return (phase, done, total, now - started)
         }
         guard let snapshot else { return }
         let rate = snapshot.elapsed > 0 ? Double(snapshot.done) / snapshot.elapsed : 0
