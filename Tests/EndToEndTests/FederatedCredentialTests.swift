@@ -239,10 +239,17 @@ import Testing
             "STORAGE_EMULATOR_HOST": "", "FCM_ACCESS_TOKEN": "",
         ]
         var codes: [Int32: Int] = [:]
-        for _ in 0..<200 {
-            let result = try await CLI.runBinary(["state", "list", "--state", "gs://acme-fcm-state/prod"], environment: environment)
+        func count(_ result: CLIResult) {
             codes[result.code, default: 0] += 1
             if result.code != 1 { Issue.record("exit \(result.code): \(result.stderr)") }
+        }
+        // Four processes at a time: the exit status must not depend on what else the machine is doing either.
+        try await withThrowingTaskGroup(of: CLIResult.self) { group in
+            for index in 0..<200 {
+                if index >= 4, let result = try await group.next() { count(result) }
+                group.addTask { try await CLI.runBinary(["state", "list", "--state", "gs://acme-fcm-state/prod"], environment: environment) }
+            }
+            for try await result in group { count(result) }
         }
         #expect(codes == [1: 200])
         let plan = try await CLI.runBinary(["plan", "-f", CredentialTests.quickstart, "--state", workspace.statePath], environment: environment)

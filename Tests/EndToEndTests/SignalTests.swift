@@ -33,8 +33,8 @@ import Testing
     func aSignalDuringApplyWritesTheStateReleasesTheLockAndExits(signal: Int32) async throws {
         let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
-        // 10,000 changes at 200 a second: 50 s, far longer than the test needs to land the signal mid-run.
-        try workspace.write(fleetManifest(registrations: 1000, topics: 10))
+        // 2,000 changes at 200 a second: 10 s, far longer than the test needs to land the signal mid-run.
+        try workspace.write(fleetManifest(registrations: 200, topics: 10))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let run = try BackgroundRun(["apply", "--auto-approve", "--qps", "200"] + common, environment: env)
@@ -57,28 +57,28 @@ import Testing
         // Every subscription FCM holds is recorded: the requests on the wire were seen through.
         let inFCM = try await made(emulator)
         let (recorded, pending) = try await recorded(common)
-        #expect(inFCM.count >= 300 && inFCM.count < 10_000, "\(inFCM.count)")
+        #expect(inFCM.count >= 300 && inFCM.count < 2_000, "\(inFCM.count)")
         #expect(inFCM.subtracting(recorded).subtracting(pending).isEmpty, "\(inFCM.subtracting(recorded).count) unrecorded")
-        let counted = "\(recorded.count) operations done and recorded, \(10_000 - recorded.count) not attempted"
+        let counted = "\(recorded.count) operations done and recorded, \(2_000 - recorded.count) not attempted"
         #expect(result.stderr.contains(counted), "\(result.stderr)")
 
         // What is left is exactly what was not attempted, and the next apply neither waits nor takes a lock over.
         let plan = try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env)
         #expect(plan.code == 2)
-        #expect(plan.stdout.contains("\(10_000 - recorded.count) subscriptions to add"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("\(2_000 - recorded.count) subscriptions to add"), "\(plan.stdout)")
         let rerun = try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env)
         #expect(rerun.code == 0, "\(rerun.stderr)")
         #expect(!rerun.stderr.contains("took over"), "\(rerun.stderr)")
         #expect(try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env).code == 0)
-        #expect(try await subscriptionCount(emulator) == 10_000)
+        #expect(try await subscriptionCount(emulator) == 2_000)
     }
 
     @Test func aSecondSignalExitsAtOnceAndTheJournalKeepsEveryRecord() async throws {
-        // Every request takes two seconds: the first signal's drain is still waiting for the requests on the wire
+        // Every request takes a second: the first signal's drain is still waiting for the requests on the wire
         // when the second comes (two signals sent back to back may reach the process as one).
-        let emulator = try await InProcessEmulator(arguments: ["--latency", "2000ms"])
+        let emulator = try await InProcessEmulator(arguments: ["--latency", "1000ms"])
         let workspace = try Workspace()
-        try workspace.write(fleetManifest(registrations: 100, topics: 10))
+        try workspace.write(fleetManifest(registrations: 50, topics: 10))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let run = try BackgroundRun(["apply", "--auto-approve"] + common, environment: env)
@@ -120,19 +120,19 @@ import Testing
     @Test func theTimeoutStopsTheApplyWithExitThreeAndEverythingRecorded() async throws {
         let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
-        try workspace.write(fleetManifest(registrations: 1000, topics: 10))
+        try workspace.write(fleetManifest(registrations: 100, topics: 10))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
-        // 10,000 changes at 100 a second take 100 s: the 3 s timeout always comes first.
-        let result = try await CLI.runBinary(["apply", "--auto-approve", "--qps", "100", "--timeout", "3s"] + common, environment: env)
+        // 1,000 changes at 100 a second take 10 s: the 1 s timeout always comes first.
+        let result = try await CLI.runBinary(["apply", "--auto-approve", "--qps", "100", "--timeout", "1s"] + common, environment: env)
         #expect(result.code == 3, "\(result.stderr)")
-        #expect(result.stderr.contains("error: apply reached its --timeout of 3s: "), "\(result.stderr)")
+        #expect(result.stderr.contains("error: apply reached its --timeout of 1s: "), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath + ".lock"))
         let inFCM = try await made(emulator)
         let (recorded, pending) = try await recorded(common)
-        #expect(inFCM.count < 10_000)
+        #expect(inFCM.count < 1_000)
         #expect(inFCM.subtracting(recorded).subtracting(pending).isEmpty, "\(inFCM.subtracting(recorded).count) unrecorded")
         let plan = try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env)
-        #expect(plan.stdout.contains("\(10_000 - recorded.count) subscriptions to add"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("\(1_000 - recorded.count) subscriptions to add"), "\(plan.stdout)")
     }
 }

@@ -50,8 +50,8 @@ import Testing
     }
 
     @Test func killedFirstApplyLosesNoRecordAndItsLockDoesNotBlock() async throws {
-        // 1,000 changes at 200 ms each, 8 at a time: about 25 s, a wide window for the kill however loaded.
-        let emulator = try await InProcessEmulator(arguments: ["--latency", "200ms"])
+        // 1,000 changes at 50 ms each, 8 at a time: about 6 s, a wide window for the kill however loaded.
+        let emulator = try await InProcessEmulator(arguments: ["--latency", "50ms"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 50, topics: 20))
         let env = ["FCM_EMULATOR_HOST": emulator.host]

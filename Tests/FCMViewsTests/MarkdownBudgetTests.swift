@@ -11,7 +11,9 @@ import Testing
         Registration(value: "fleet-\(index):APA91b\(String(repeating: "x", count: 120))", kind: .token)
     }
 
-    /// 2,000 topics, 500 new subscriptions each: 1,000,000 changes.
+    /// 2,000 topics, 500 new subscriptions each: 1,000,000 changes. Built once for the tests that read it.
+    static let millionChanges = millionChangePlan()
+
     static func millionChangePlan() -> Plan {
         let topics = (0..<2_000).map { topic in
             TopicChange(
@@ -44,7 +46,7 @@ import Testing
     static func occurrences(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
 
     @Test func aMillionChangePlanStaysUnderBudgetWithTheSummaryIntact() throws {
-        let plan = Self.millionChangePlan()
+        let plan = Self.millionChanges
         #expect(plan.summary.subscriptionsToAdd == 1_000_000)
         let markdown = PlanMarkdownRenderer(labeler: RegistrationLabeler(redactor: Redactor(showTokens: false))).render(plan)
         #expect(markdown.count <= 60_000)
@@ -92,7 +94,7 @@ import Testing
     }
 
     @Test func theBudgetIsHonouredAtEverySizeAndNeverCutsASection() throws {
-        let plan = Self.millionChangePlan()
+        let plan = Self.millionChanges
         for limit in [2_000, 10_000, 65_536] {
             let markdown = PlanMarkdownRenderer(labeler: RegistrationLabeler(redactor: Redactor(showTokens: false)), maxChars: limit).render(plan)
             #expect(markdown.count <= limit)
