@@ -15,7 +15,8 @@ import Testing
         return (emulator, workspace, key)
     }
 
-    func plan(_ emulator: any EmulatorHandle, _ workspace: Workspace, _ environment: [String: String], verbose: Bool = true) async throws -> CLIResult {
+    func plan(_ emulator: any EmulatorHandle, _ workspace: Workspace, _ environment: [String: String], verbose: Bool = true) async throws -> CLIResult
+    {
         try await CLI.runBinary(
             ["plan", "--detailed-exitcode", "-f", Self.quickstart, "--state", workspace.statePath] + (verbose ? ["--verbose"] : []),
             environment: ["FCM_ENDPOINT": emulator.baseURL, "HOME": workspace.url.path].merging(environment) { $1 })

@@ -61,7 +61,8 @@ import Testing
         #expect(plan.stdout.contains("~ topic/news  +2 −0"), "\(plan.stdout)")
         #expect(plan.stderr.contains("error: could not read the subscriptions of broken…xxx7"), "\(plan.stderr)")
         #expect(!plan.stderr.contains(broken))
-        let apply = await CLI.run(["apply", "--auto-approve", "--skip-unreadable"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
+        let apply = await CLI.run(
+            ["apply", "--auto-approve", "--skip-unreadable"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("warning: 1 registration could not be read"), "\(apply.stderr)")
         #expect(try await emulator.topics(of: token(1)) == ["news"])
