@@ -7,8 +7,10 @@ import Testing
 /// The pull-request Markdown, rendered by cmark-gfm (GitHub's own renderer): within budget, balanced, the
 /// summary first and the omission line last.
 @Suite struct MarkdownBudgetTests {
+    static let padding = String(repeating: "x", count: 120)
+
     static func registration(_ index: Int) -> Registration {
-        Registration(value: "fleet-\(index):APA91b\(String(repeating: "x", count: 120))", kind: .token)
+        Registration(value: "fleet-\(index):APA91b" + padding, kind: .token)
     }
 
     /// 2,000 topics, 500 new subscriptions each: 1,000,000 changes. Built once for the tests that read it.

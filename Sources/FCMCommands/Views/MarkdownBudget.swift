@@ -30,14 +30,18 @@ struct MarkdownBudget {
     }
 
     /// Adds `block` if it fits; otherwise counts it (and every later block) as omitted. `removes` marks a
-    /// block that deletes or removes something, counted apart in the omission line.
+    /// block that deletes or removes something, counted apart in the omission line. Blocks after the first
+    /// that did not fit are never rendered: a plan of thousands of objects shows only the first few.
     @discardableResult
-    mutating func add(_ block: String, changes: Int, removes: Bool = false) -> Bool {
-        let size = block.count
-        if !closed, length + size + reserve <= limit {
-            text += block
-            length += size
-            return true
+    mutating func add(_ render: @autoclosure () -> String, changes: Int, removes: Bool = false) -> Bool {
+        if !closed {
+            let block = render()
+            let size = block.count
+            guard length + size + reserve > limit else {
+                text += block
+                length += size
+                return true
+            }
         }
         closed = true
         omittedBlocks += 1
