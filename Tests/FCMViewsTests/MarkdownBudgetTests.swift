@@ -13,13 +13,13 @@ import Testing
         Registration(value: "fleet-\(index):APA91b" + padding, kind: .token)
     }
 
-    /// 2,000 topics, 500 new subscriptions each: 1,000,000 changes. Built once for the tests that read it.
+    /// 2,000 topics, each subscribing the same fleet of 500: 1,000,000 changes. Built once for the tests that read it.
     static let millionChanges = millionChangePlan()
 
     static func millionChangePlan() -> Plan {
+        let fleet = (0..<500).map(registration)
         let topics = (0..<2_000).map { topic in
-            TopicChange(
-                name: "topic-\(topic)", ownership: .additive, added: (0..<500).map { registration(topic * 500 + $0) }, removed: [], unchanged: 0)
+            TopicChange(name: "topic-\(topic)", ownership: .additive, added: fleet, removed: [], unchanged: 0)
         }
         return Plan(topics: topics)
     }
