@@ -1,5 +1,6 @@
 import FCMCore
 import Foundation
+import Synchronization
 
 /// Paces subscription changes to a project's quota: one limiter per project, shared by every request in
 /// flight.
@@ -24,26 +25,12 @@ import Foundation
 /// random) and going slower only makes the run longer: the rate holds until a window comes back clean, and
 /// then climbs again. Whatever happens it never falls below a tenth of the configured rate (or of the last
 /// quota wall found, if lower).
-package final class RateLimiter: @unchecked Sendable {
+package final class RateLimiter: Sendable {
     package let configuredRate: Double
     private let clock: any RunClock
     private let burstSeconds: Double
-    private let lock = NSLock()
-    private var currentRate: Double
-    private var nextFree: Double
     private let queue: WakeQueue
-    private var window = Window(start: 0)
-    /// The window after a cut still holds answers to requests booked before it: it is not judged.
-    private var settling = false
-    /// What FCM accepted when the last wall was found: the climb slows near it.
-    private var lastWall: Double?
-    /// The share of errors (429 and 5xx) of the window that caused the last cut, while they last: a cut must
-    /// be seen to help before another follows.
-    private var cutShare: Double?
-    /// A cut did not lower the share of errors: they are not about the rate, so it holds.
-    private var holding = false
-    /// Once the run is stopping, nobody waits for a slot.
-    private var released = false
+    private let pace: Mutex<Pace>
 
     struct Window {
         var start: Double
@@ -72,45 +59,38 @@ package final class RateLimiter: @unchecked Sendable {
     /// `perSecond` 0 or less means unlimited.
     package init(perSecond: Double, clock: any RunClock, burstSeconds: Double = 0.1, executor: (any TaskExecutor)? = nil) {
         configuredRate = perSecond
-        currentRate = perSecond
-        lowest = perSecond
         self.clock = clock
         self.burstSeconds = burstSeconds
         let now = clock.now()
-        nextFree = now - burstSeconds
-        window = Window(start: now)
+        pace = Mutex(
+            Pace(configuredRate: perSecond, currentRate: perSecond, nextFree: now - burstSeconds, window: Window(start: now), lowest: perSecond))
         queue = WakeQueue(tick: Self.tick, now: { clock.now() }, sleep: { try? await clock.sleep(seconds: $0) }, executor: executor)
     }
 
-    package var rate: Double { lock.withLock { currentRate } }
+    package var rate: Double { pace.withLock { $0.currentRate } }
 
     /// The lowest the rate has been in this run (`--verbose` prints it).
-    package var lowestRate: Double { lock.withLock { lowest } }
-    private var lowest: Double
+    package var lowestRate: Double { pace.withLock { $0.lowest } }
 
     /// The lowest the rate may go now.
-    package var floor: Double { lock.withLock { floorRate } }
-
-    private var floorRate: Double {
-        max(min(configuredRate, 1), Self.floorShare * min(configuredRate, lastWall ?? configuredRate))
-    }
+    package var floor: Double { pace.withLock { $0.floorRate } }
 
     /// Lets every waiter go at once, and every later caller without waiting: the run is stopping, and each
     /// checks that before sending.
     package func releaseAll() {
-        lock.withLock { released = true }
+        pace.withLock { $0.released = true }
         queue.releaseAll()
     }
 
     /// Waits until `cost` changes may be sent.
     package func acquire(_ cost: Double = 1) async throws {
         guard configuredRate > 0 else { return }
-        let due: Double? = lock.withLock {
-            if released { return nil }
+        let due: Double? = pace.withLock { pace in
+            if pace.released { return nil }
             let now = clock.now()
-            let start = max(nextFree, now - burstSeconds)
-            nextFree = start + cost / currentRate
-            window.booked += cost
+            let start = max(pace.nextFree, now - burstSeconds)
+            pace.nextFree = start + cost / pace.currentRate
+            pace.window.booked += cost
             return start > now ? start : nil
         }
         guard let due else { return }
@@ -132,80 +112,109 @@ package final class RateLimiter: @unchecked Sendable {
 
     package func record(_ answer: Answer) {
         guard configuredRate > 0 else { return }
-        lock.withLock {
+        pace.withLock { pace in
             let now = clock.now()
             // A window starts with its first answer: one opened at start-up (or before a quiet spell) would
             // judge the first answers of a run alone, over seconds nothing was sent in.
-            if window.accepted + window.refused + window.failed == 0 { window = Window(start: now, booked: window.booked) }
-            switch answer {
-            case .accepted: window.accepted += 1
-            case .refused: window.refused += 1
-            case .serverError: window.failed += 1
+            if pace.window.accepted + pace.window.refused + pace.window.failed == 0 {
+                pace.window = Window(start: now, booked: pace.window.booked)
             }
-            let elapsed = now - window.start
-            let answers = window.accepted + window.refused + window.failed
+            switch answer {
+            case .accepted: pace.window.accepted += 1
+            case .refused: pace.window.refused += 1
+            case .serverError: pace.window.failed += 1
+            }
+            let elapsed = now - pace.window.start
+            let answers = pace.window.accepted + pace.window.refused + pace.window.failed
             guard elapsed >= Self.windowSeconds, answers >= Self.minimumAnswers || elapsed >= 10 * Self.windowSeconds else { return }
-            judge(elapsed: elapsed, answers: Double(answers), now: now)
-            window = Window(start: now)
+            pace.judge(elapsed: elapsed, answers: Double(answers), now: now)
+            pace.window = Window(start: now)
         }
     }
 
-    /// Called with the lock held, once per window.
-    private func judge(elapsed: Double, answers: Double, now: Double) {
-        if settling {
-            settling = false
-            return
+    /// What the limiter has learned, behind its lock.
+    private struct Pace {
+        let configuredRate: Double
+        var currentRate: Double
+        var nextFree: Double
+        var window: Window
+        /// The window after a cut still holds answers to requests booked before it: it is not judged.
+        var settling = false
+        /// What FCM accepted when the last wall was found: the climb slows near it.
+        var lastWall: Double?
+        /// The share of errors (429 and 5xx) of the window that caused the last cut, while they last: a cut must
+        /// be seen to help before another follows.
+        var cutShare: Double?
+        /// A cut did not lower the share of errors: they are not about the rate, so it holds.
+        var holding = false
+        /// Once the run is stopping, nobody waits for a slot.
+        var released = false
+
+        /// The lowest the rate has been in this run.
+        var lowest: Double
+
+        /// The lowest the rate may go now.
+        var floorRate: Double {
+            max(min(configuredRate, 1), RateLimiter.floorShare * min(configuredRate, lastWall ?? configuredRate))
         }
-        let refusedShare = Double(window.refused) / answers
-        let failedShare = Double(window.failed) / answers
-        let wall = refusedShare > Self.wallShare
-        let backPressure = failedShare > Self.serverErrorShare
-        guard wall || backPressure else {
-            // A window just under the threshold is the same errors seen through noise, not their end: were it
-            // to end the episode, the next window over it would cut again, and the cuts would compound.
-            if refusedShare + failedShare < 0.5 * min(Self.wallShare, Self.serverErrorShare) {
+
+        /// Once per window.
+        mutating func judge(elapsed: Double, answers: Double, now: Double) {
+            if settling {
+                settling = false
+                return
+            }
+            let refusedShare = Double(window.refused) / answers
+            let failedShare = Double(window.failed) / answers
+            let wall = refusedShare > RateLimiter.wallShare
+            let backPressure = failedShare > RateLimiter.serverErrorShare
+            guard wall || backPressure else {
+                // A window just under the threshold is the same errors seen through noise, not their end: were it
+                // to end the episode, the next window over it would cut again, and the cuts would compound.
+                if refusedShare + failedShare < 0.5 * min(RateLimiter.wallShare, RateLimiter.serverErrorShare) {
+                    cutShare = nil
+                    holding = false
+                }
+                if currentRate < configuredRate, window.booked >= 0.9 * currentRate * elapsed {
+                    // Climb only while the rate is what holds the run back (a rate nobody uses proves nothing),
+                    // 5 % a second, and 1 % once within 5 % of the last wall.
+                    let step = lastWall.map { currentRate >= 0.95 * $0 } == true ? 0.01 : 0.05
+                    currentRate = min(configuredRate, currentRate * (1 + step * elapsed))
+                }
+                return
+            }
+            let share = refusedShare + failedShare
+            if let before = cutShare, share > 2 * before {
+                // Much worse than what the last cut answered: something new (a wall on top of the noise).
                 cutShare = nil
                 holding = false
             }
-            if currentRate < configuredRate, window.booked >= 0.9 * currentRate * elapsed {
-                // Climb only while the rate is what holds the run back (a rate nobody uses proves nothing),
-                // 5 % a second, and 1 % once within 5 % of the last wall.
-                let step = lastWall.map { currentRate >= 0.95 * $0 } == true ? 0.01 : 0.05
-                currentRate = min(configuredRate, currentRate * (1 + step * elapsed))
+            if let before = cutShare {
+                // Only a window sent at the lowered rate shows whether the cut helped; one held back by something
+                // else (the requests in flight, retries waiting out their backoff) proves nothing, and the rate holds.
+                guard !holding, window.booked >= 0.9 * currentRate * elapsed else { return }
+                if share > 0.5 * before {
+                    // The cut did not help: these errors are not about the rate. A wall it seemed to find was none.
+                    if wall { lastWall = nil }
+                    holding = true
+                    return
+                }
             }
-            return
-        }
-        let share = refusedShare + failedShare
-        if let before = cutShare, share > 2 * before {
-            // Much worse than what the last cut answered: something new (a wall on top of the noise).
-            cutShare = nil
-            holding = false
-        }
-        if let before = cutShare {
-            // Only a window sent at the lowered rate shows whether the cut helped; one held back by something
-            // else (the requests in flight, retries waiting out their backoff) proves nothing, and the rate holds.
-            guard !holding, window.booked >= 0.9 * currentRate * elapsed else { return }
-            if share > 0.5 * before {
-                // The cut did not help: these errors are not about the rate. A wall it seemed to find was none.
-                if wall { lastWall = nil }
-                holding = true
-                return
+            // Cuts start from what was actually sent, not from a rate nobody reached.
+            let sent = min(currentRate, answers / elapsed)
+            var target = currentRate
+            if wall {
+                // The quota speaks through 429s alone: a 5xx was not refused for it (back-pressure answers those).
+                let accepted = Double(window.accepted + window.failed) / elapsed
+                lastWall = accepted
+                target = min(currentRate, accepted) * 0.9
             }
+            if backPressure { target = min(target, sent * max(0.5, 1 - failedShare)) }
+            currentRate = max(floorRate, target)
+            lowest = min(lowest, currentRate)
+            cutShare = share
+            nextFree = max(nextFree, now)  // no burst right after a cut
+            settling = true
         }
-        // Cuts start from what was actually sent, not from a rate nobody reached.
-        let sent = min(currentRate, answers / elapsed)
-        var target = currentRate
-        if wall {
-            // The quota speaks through 429s alone: a 5xx was not refused for it (back-pressure answers those).
-            let accepted = Double(window.accepted + window.failed) / elapsed
-            lastWall = accepted
-            target = min(currentRate, accepted) * 0.9
-        }
-        if backPressure { target = min(target, sent * max(0.5, 1 - failedShare)) }
-        currentRate = max(floorRate, target)
-        lowest = min(lowest, currentRate)
-        cutShare = share
-        nextFree = max(nextFree, now)  // no burst right after a cut
-        settling = true
     }
 }

@@ -1,5 +1,6 @@
 import FCMCore
 import Foundation
+import Synchronization
 
 /// Supplies the bearer token for FCM requests. `invalidate` is called after a 401 so the next call
 /// fetches a fresh one.
@@ -16,26 +17,29 @@ extension AccessTokenProvider {
 }
 
 /// Counts of what happened on the wire, for benchmarks and `--verbose` summaries.
-package final class SendStatistics: @unchecked Sendable {
-    private let lock = NSLock()
-    private var counts: [String: Int] = [:]
-    private var requests = 0
-    // Counted by number: building a "status_200" key per request showed in the CPU profile.
-    private var statuses: [Int: Int] = [:]
+package final class SendStatistics: Sendable {
+    private struct Counts {
+        var named: [String: Int] = [:]
+        var requests = 0
+        // Counted by number: building a "status_200" key per request showed in the CPU profile.
+        var statuses: [Int: Int] = [:]
+    }
+
+    private let counts = Mutex(Counts())
 
     package init() {}
 
-    func add(_ key: String) { lock.withLock { counts[key, default: 0] += 1 } }
+    func add(_ key: String) { counts.withLock { $0.named[key, default: 0] += 1 } }
 
-    func addRequest() { lock.withLock { requests += 1 } }
+    func addRequest() { counts.withLock { $0.requests += 1 } }
 
-    func add(status: Int) { lock.withLock { statuses[status, default: 0] += 1 } }
+    func add(status: Int) { counts.withLock { $0.statuses[status, default: 0] += 1 } }
 
     package var snapshot: [String: Int] {
-        lock.withLock {
-            var all = counts
-            if requests > 0 { all["requests"] = requests }
-            for (status, count) in statuses { all["status_\(status)"] = count }
+        counts.withLock { counts in
+            var all = counts.named
+            if counts.requests > 0 { all["requests"] = counts.requests }
+            for (status, count) in counts.statuses { all["status_\(status)"] = count }
             return all
         }
     }

@@ -1,5 +1,6 @@
 import FCMCore
 import Foundation
+import Synchronization
 
 /// The system clock, sleeping on a libcurl transport's worker loop (see `CurlTransport.sleep`).
 package struct TransportPacingClock: RunClock {
@@ -28,13 +29,12 @@ package struct SystemJitter: JitterSource {
 }
 
 /// Returns the given values in turn (then repeats the last): deterministic jitter for tests.
-package final class FixedJitter: JitterSource, @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Double]
+package final class FixedJitter: JitterSource {
+    private let values: Mutex<[Double]>
 
-    package init(_ values: [Double]) { self.values = values }
+    package init(_ values: [Double]) { self.values = Mutex(values) }
 
     package func unit() -> Double {
-        lock.withLock { values.count > 1 ? values.removeFirst() : (values.first ?? 0.5) }
+        values.withLock { values in values.count > 1 ? values.removeFirst() : (values.first ?? 0.5) }
     }
 }

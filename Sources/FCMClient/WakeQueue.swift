@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 
 /// Tasks waiting for a moment, let go by one sleeping task instead of a timer each. On Linux every
 /// `Task.sleep` arms its own timer; thousands a second of them (a paced apply) cost more CPU than the
 /// work they delay. Here one sleeper wakes at the earliest due time and releases everyone due within
 /// `tick` of it.
-package final class WakeQueue: @unchecked Sendable {
+package final class WakeQueue: Sendable {
     struct Waiter {
         var due: Double
         var continuation: CheckedContinuation<Void, Never>
@@ -13,10 +14,14 @@ package final class WakeQueue: @unchecked Sendable {
     private let tick: Double
     private let now: @Sendable () -> Double
     private let sleep: @Sendable (Double) async -> Void
-    private let lock = NSLock()
-    private var waiters: [Waiter] = []
-    private var first = 0
-    private var sleeping = false
+    private struct State {
+        var waiters: [Waiter] = []
+        /// Waiters before this index have been released (removed in bulk, not one by one).
+        var first = 0
+        var sleeping = false
+    }
+
+    private let state = Mutex(State())
     /// Where the sleeper runs: the HTTP client's worker, so that the requests it releases go out from there.
     private let executor: (any TaskExecutor)?
 
@@ -35,13 +40,13 @@ package final class WakeQueue: @unchecked Sendable {
     package func wait(until due: Double) async {
         guard due > now() else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let startSleeper: Bool = lock.withLock {
+            let startSleeper: Bool = state.withLock { state in
                 // Due times mostly arrive in order: the place is found from the back.
-                var index = waiters.count
-                while index > first, waiters[index - 1].due > due { index -= 1 }
-                waiters.insert(Waiter(due: due, continuation: continuation), at: index)
-                defer { sleeping = true }
-                return !sleeping
+                var index = state.waiters.count
+                while index > state.first, state.waiters[index - 1].due > due { index -= 1 }
+                state.waiters.insert(Waiter(due: due, continuation: continuation), at: index)
+                defer { state.sleeping = true }
+                return !state.sleeping
             }
             if startSleeper { Task(executorPreference: executor) { await self.release() } }
         }
@@ -49,40 +54,40 @@ package final class WakeQueue: @unchecked Sendable {
 
     /// Lets every waiter go now (the run is stopping).
     package func releaseAll() {
-        let all: [CheckedContinuation<Void, Never>] = lock.withLock {
+        let all: [CheckedContinuation<Void, Never>] = state.withLock { state in
             defer {
-                waiters.removeAll(keepingCapacity: true)
-                first = 0
+                state.waiters.removeAll(keepingCapacity: true)
+                state.first = 0
             }
-            return waiters[first...].map(\.continuation)
+            return state.waiters[state.first...].map(\.continuation)
         }
         for continuation in all { continuation.resume() }
     }
 
     private func release() async {
         while true {
-            let next: Double? = lock.withLock {
-                guard first < waiters.count else {
-                    waiters.removeAll(keepingCapacity: true)
-                    first = 0
-                    sleeping = false
+            let next: Double? = state.withLock { state in
+                guard state.first < state.waiters.count else {
+                    state.waiters.removeAll(keepingCapacity: true)
+                    state.first = 0
+                    state.sleeping = false
                     return nil
                 }
-                return waiters[first].due
+                return state.waiters[state.first].due
             }
             guard let next else { return }
             let wait = next - now()
             if wait > 0 { await sleep(wait) }
-            let due: [CheckedContinuation<Void, Never>] = lock.withLock {
-                let horizon = now() + tick
+            let horizon = now() + tick
+            let due: [CheckedContinuation<Void, Never>] = state.withLock { state in
                 var released: [CheckedContinuation<Void, Never>] = []
-                while first < waiters.count, waiters[first].due <= horizon {
-                    released.append(waiters[first].continuation)
-                    first += 1
+                while state.first < state.waiters.count, state.waiters[state.first].due <= horizon {
+                    released.append(state.waiters[state.first].continuation)
+                    state.first += 1
                 }
-                if first > 4096, first * 2 > waiters.count {
-                    waiters.removeFirst(first)
-                    first = 0
+                if state.first > 4096, state.first * 2 > state.waiters.count {
+                    state.waiters.removeFirst(state.first)
+                    state.first = 0
                 }
                 return released
             }

@@ -6,7 +6,7 @@ import FCMViews
 enum LiveConnection {
     /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
     /// the project shared by every request.
-    static func make(project: ProjectSettings, options: ConnectOptions) throws -> Connection {
+    static func make(project: ProjectSettings, options: ConnectOptions, clock runClock: any RunClock) throws -> Connection {
         let environment = options.environment
         let source: CredentialSource
         do {
@@ -18,7 +18,7 @@ enum LiveConnection {
             options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
         let credentials: any AccessTokenProvider
         do {
-            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport)
+            credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport, clock: runClock)
         } catch {
             transport.shutdown()
             throw ConnectError(description: "\(error)")
@@ -50,8 +50,9 @@ enum LiveConnection {
                 "Credentials: \(source.summary). FCM API: \(endpoints.fcmBase). Project: \(project.id). HTTP: libcurl, \(transport.loop) loop.")
         }
         let statistics = SendStatistics()
-        // Paced requests and retries sleep on the transport's own loop, and wake there.
-        let clock = TransportPacingClock(transport: transport)
+        // On the system clock, paced requests and retries sleep on the transport's own loop and wake there (a
+        // timer per sleeper costs more CPU than a paced run's work); any other clock is the run's own.
+        let clock: any RunClock = runClock is SystemClock ? TransportPacingClock(transport: transport) : runClock
         let limiter = RateLimiter(perSecond: options.qps, clock: clock, executor: transport)
         let sender = RequestSender(
             transport: transport, credentials: credentials, limiter: limiter, clock: clock, statistics: statistics, fence: options.fence,

@@ -38,8 +38,8 @@ extension ProgressOptions {
             }
         }
         let draw = console.stderrIsTerminal && !noProgress
-        let now = World.current.now
-        let progress = RunProgress(drawLine: draw, writeLine: console.writeErr, events: sink, now: now)
+        let world = World.current
+        let progress = RunProgress(drawLine: draw, writeLine: console.writeErr, events: sink, clock: world.clock, now: world.now)
         return (progress, output)
     }
 }

@@ -19,7 +19,7 @@ struct StateUnlockCommand: AsyncParsableCommand {
         let store = try location.session().openStore()
         do {
             let removed = try await store.forceUnlock(id: lockID)
-            Console.current.out("Removed the state lock \(removed.id) of \(removed.describe(now: Date())).")
+            Console.current.out("Removed the state lock \(removed.id) of \(removed.describe(now: World.current.clock.wallTime())).")
         } catch {
             throw fail("\(error)")
         }

@@ -14,16 +14,23 @@ extension World {
     @TaskLocal package static var current = World.live
 
     /// libcurl, Application Default Credentials, the local state file, the system clock.
-    package static let live = World(
-        connect: { project, options in try LiveConnection.make(project: project, options: options) },
-        store: { path, warn in
-            if let location = GCSLocation(path) {
-                return LiveStorage.store(location, environment: Console.current.environment, warn: warn)
-            }
-            return LocalStateStore(
-                path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
-        },
-        now: { clock(Console.current.environment) })
+    package static let live = World.live(clock: SystemClock())
+
+    /// The live world on another clock: tests pass a `ManualClock` so that backoff, pacing and token lifetimes
+    /// pass without waiting while requests still go over libcurl to an emulator.
+    package static func live(clock: any RunClock) -> World {
+        World(
+            connect: { project, options in try LiveConnection.make(project: project, options: options, clock: clock) },
+            store: { path, warn in
+                if let location = GCSLocation(path) {
+                    return LiveStorage.store(location, environment: Console.current.environment, clock: clock, warn: warn)
+                }
+                return LocalStateStore(
+                    path: path, lease: lockLease(Console.current.environment), identity: .current(), version: FCMCtl.version, warn: warn)
+            },
+            clock: clock,
+            now: { today(Console.current.environment, clock: clock) })
+    }
 
     /// The state lock's lease: 30 s, or FCMCTL_LOCK_LEASE seconds (at least 1) for tests that pause a
     /// holder past its lease without waiting half a minute.
@@ -34,9 +41,9 @@ extension World {
 
     /// The system clock, unless FCMCTL_NOW (`2027-09-30` or an ISO 8601 time) sets the day: to rehearse
     /// what a pipeline will do on a turndown date, and for tests on both sides of it.
-    static func clock(_ environment: [String: String]) -> Date {
-        guard let text = environment["FCMCTL_NOW"], !text.isEmpty else { return Date() }
-        return parseDay(text) ?? Date()  // `execute` refuses an unreadable FCMCTL_NOW before any command runs
+    static func today(_ environment: [String: String], clock: any RunClock) -> Date {
+        guard let text = environment["FCMCTL_NOW"], !text.isEmpty else { return clock.wallTime() }
+        return parseDay(text) ?? clock.wallTime()  // `execute` refuses an unreadable FCMCTL_NOW before any command runs
     }
 
     static func parseDay(_ text: String) -> Date? {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An app registration as FCM knows it: a legacy FCM token or a Firebase Installation ID (FID).
 /// Two kinds exist because FCM is moving from tokens to FIDs (wire reference §0.4).
@@ -82,7 +83,7 @@ package struct Redactor: Sendable {
 
 /// The process's registrations, each stored once. Entries live as long as the process: a command reads a
 /// fleet once, and a handle must stay valid for as long as any value holds it.
-package final class RegistrationTable: @unchecked Sendable {
+package final class RegistrationTable: Sendable {
     package final class Entry: Sendable {
         let value: String
         let kind: Registration.Kind
@@ -100,19 +101,18 @@ package final class RegistrationTable: @unchecked Sendable {
 
     package static let shared = RegistrationTable()
 
-    private let lock = NSLock()
-    private var entries: [Key: Entry] = [:]
+    private let entries = Mutex<[Key: Entry]>([:])
 
     func intern(_ value: String, _ kind: Registration.Kind) -> Entry {
         let key = Key(value: value, kind: kind)
-        lock.lock()
-        defer { lock.unlock() }
-        if let entry = entries[key] { return entry }
-        let entry = Entry(value: value, kind: kind)
-        entries[key] = entry
-        return entry
+        return entries.withLock { entries in
+            if let entry = entries[key] { return entry }
+            let entry = Entry(value: value, kind: kind)
+            entries[key] = entry
+            return entry
+        }
     }
 
     /// How many distinct registrations this process has seen.
-    package var count: Int { lock.withLock { entries.count } }
+    package var count: Int { entries.withLock { $0.count } }
 }

@@ -126,16 +126,14 @@ package struct ApplyTransaction {
     /// for a signal, and ends with exit 3.
     func startDeadline() -> Task<Void, Never>? {
         guard timeout > .zero else { return nil }
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        let remaining = seconds - session.seconds(since: session.started)
+        let limit = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let deadline = session.started + limit
         let stop = session.stop
         let clock = session.world.clock
         let text = timeoutText
         return Task {
-            if remaining > 0 {
-                do { try await clock.sleep(seconds: remaining) } catch { return }
-                if Task.isCancelled { return }
-            }
+            // A deadline, not a sleep: on a manual clock it passes only when the run's own waits move time past it.
+            do { try await clock.wait(until: deadline) } catch { return }
             stop.request("apply reached its --timeout of \(text)", exitCode: ExitCodes.partialFailure)
         }
     }

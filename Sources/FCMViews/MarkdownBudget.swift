@@ -1,4 +1,3 @@
-
 /// Assembles a Markdown document from whole blocks under a character budget. A block (a `<details>`
 /// section with its fence) is added whole or not at all, so the document never ends inside a fence or an
 /// open `<details>`; what did not fit is counted for the omission line.
@@ -29,14 +28,18 @@ package struct MarkdownBudget {
     }
 
     /// Adds `block` if it fits; otherwise counts it (and every later block) as omitted. `removes` marks a
-    /// block that deletes or removes something, counted apart in the omission line.
+    /// block that deletes or removes something, counted apart in the omission line. Blocks after the first
+    /// that did not fit are never rendered: a plan of thousands of objects shows only the first few.
     @discardableResult
-    package mutating func add(_ block: String, changes: Int, removes: Bool = false) -> Bool {
-        let size = block.count
-        if !closed, length + size + reserve <= limit {
-            text += block
-            length += size
-            return true
+    package mutating func add(_ render: @autoclosure () -> String, changes: Int, removes: Bool = false) -> Bool {
+        if !closed {
+            let block = render()
+            let size = block.count
+            guard length + size + reserve > limit else {
+                text += block
+                length += size
+                return true
+            }
         }
         closed = true
         omittedBlocks += 1

@@ -1,4 +1,3 @@
-
 /// ANSI colours for the text views; `.plain` leaves text untouched.
 package struct Palette: Sendable {
     package let enabled: Bool

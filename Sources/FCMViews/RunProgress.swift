@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// The progress line for people at a terminal and the event stream for machines, fed by the refresh and
@@ -10,19 +11,24 @@ package final class RunProgress: @unchecked Sendable {
     private var phase = ""
     private var total = 0
     private var done = 0
-    private var started = ContinuousClock.now
-    private var lastUpdate: ContinuousClock.Instant?
+    /// The run's clock: rates and the update interval are measured on it.
+    private let clock: any RunClock
+    private var started: Double
+    private var lastUpdate: Double?
     private var lineShown = false
-    package static let interval = Duration.milliseconds(100)
+    /// Seconds between updates.
+    package static let interval = 0.1
 
-    /// The events' timestamps: the run's clock (FCMCTL_NOW rehearses another day).
+    /// The events' timestamps: the run's day (FCMCTL_NOW rehearses another).
     private let now: @Sendable () -> Date
 
     package init(
         drawLine: Bool, writeLine: @escaping @Sendable (String) -> Void, events: (@Sendable (String) -> Void)?,
-        now: @escaping @Sendable () -> Date = { Date() }
+        clock: any RunClock = SystemClock(), now: (@Sendable () -> Date)? = nil
     ) {
-        self.now = now
+        self.clock = clock
+        started = clock.now()
+        self.now = now ?? { clock.wallTime() }
         self.drawLine = drawLine
         self.writeLine = writeLine
         self.eventSink = events
@@ -40,7 +46,7 @@ package final class RunProgress: @unchecked Sendable {
             phase = name
             self.total = total
             done = 0
-            started = .now
+            started = clock.now()
             lastUpdate = nil
         }
         event([("event", .string("phase")), ("phase", .string(name)), ("total", .int(total))])
@@ -71,11 +77,10 @@ package final class RunProgress: @unchecked Sendable {
 
     private func update(force: Bool) {
         let snapshot: (phase: String, done: Int, total: Int, elapsed: Double)? = lock.withLock {
-            let now = ContinuousClock.now
+            let now = clock.now()
             if !force, let lastUpdate, now - lastUpdate < Self.interval { return nil }
             lastUpdate = now
-            let elapsed = now - started
-            return (phase, done, total, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            return (phase, done, total, now - started)
         }
         guard let snapshot else { return }
         let rate = snapshot.elapsed > 0 ? Double(snapshot.done) / snapshot.elapsed : 0

@@ -9,25 +9,26 @@ import Testing
 
     /// An emulator that writes a service-account key trusted by it, and the environment fcmctl needs to
     /// reach it through FCM_ENDPOINT (authenticated) rather than FCM_EMULATOR_HOST (no auth).
-    func setup(_ extra: [String] = []) throws -> (EmulatorProcess, Workspace, String) {
+    func setup(_ extra: [String] = []) async throws -> (InProcessEmulator, Workspace, String) {
         let workspace = try Workspace()
         let key = workspace.url.appendingPathComponent("sa.json").path
-        let emulator = try EmulatorProcess(arguments: ["--service-account-out", key, "--project-id", "key-project"] + extra)
+        let emulator = try await InProcessEmulator(arguments: ["--service-account-out", key, "--project-id", "key-project"] + extra)
         return (emulator, workspace, key)
     }
 
-    func plan(_ emulator: EmulatorProcess, _ workspace: Workspace, _ environment: [String: String], verbose: Bool = true) async throws -> CLIResult {
+    func plan(_ emulator: any EmulatorHandle, _ workspace: Workspace, _ environment: [String: String], verbose: Bool = true) async throws -> CLIResult
+    {
         try await CLI.runBinary(
             ["plan", "--detailed-exitcode", "-f", Self.quickstart, "--state", workspace.statePath] + (verbose ? ["--verbose"] : []),
             environment: ["FCM_ENDPOINT": emulator.baseURL, "HOME": workspace.url.path].merging(environment) { $1 })
     }
 
-    func tokenGrants(_ emulator: EmulatorProcess) async throws -> [Int] {
+    func tokenGrants(_ emulator: any EmulatorHandle) async throws -> [Int] {
         try await emulator.requestLog().filter { $0["endpoint"] as? String == "oauth.token" }.compactMap { $0["status"] as? Int }
     }
 
     @Test func serviceAccountKeyFromGoogleApplicationCredentials() async throws {
-        let (emulator, workspace, key) = try setup()
+        let (emulator, workspace, key) = try await setup()
         let result = try await plan(emulator, workspace, ["GOOGLE_APPLICATION_CREDENTIALS": key])
         #expect(result.code == 2, "\(result.stderr)")
         #expect(result.stderr.contains("Credentials: service-account key \(key)."))
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func gcloudApplicationDefaultCredentialsFile() async throws {
-        let (emulator, workspace, key) = try setup()
+        let (emulator, workspace, key) = try await setup()
         let config = workspace.url.appendingPathComponent("gcloud")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: key, toPath: config.appendingPathComponent("application_default_credentials.json").path)
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func authorizedUserRefreshToken() async throws {
-        let (emulator, workspace, _) = try setup(["--accept-refresh-token", "1//user-refresh"])
+        let (emulator, workspace, _) = try await setup(["--accept-refresh-token", "1//user-refresh"])
         let file = workspace.url.appendingPathComponent("user.json").path
         try
             #"{"type": "authorized_user", "client_id": "cid.apps.googleusercontent.com", "client_secret": "shh", "refresh_token": "1//user-refresh", "token_uri": "\#(emulator.baseURL)/token"}"#
@@ -61,14 +62,14 @@ import Testing
     }
 
     @Test func metadataServer() async throws {
-        let (emulator, workspace, _) = try setup()
+        let (emulator, workspace, _) = try await setup()
         let result = try await plan(emulator, workspace, ["GCE_METADATA_HOST": emulator.host])
         #expect(result.code == 2, "\(result.stderr)")
         #expect(result.stderr.contains("Credentials: the metadata server at \(emulator.host)"))
     }
 
     @Test func accessTokenFromTheEnvironment() async throws {
-        let (emulator, workspace, _) = try setup(["--accept-token", "pipeline-minted"])
+        let (emulator, workspace, _) = try await setup(["--accept-token", "pipeline-minted"])
         await #expect(try plan(emulator, workspace, ["FCM_ACCESS_TOKEN": "pipeline-minted"]).code == 2)
         let refused = try await plan(emulator, workspace, ["FCM_ACCESS_TOKEN": "stale-token"])
         #expect(refused.code == 1)
@@ -77,11 +78,11 @@ import Testing
     }
 
     @Test func wrongKeyIsAClearInvalidGrantNamingTheFile() async throws {
-        let (emulator, workspace, _) = try setup()
+        let (emulator, workspace, _) = try await setup()
         // A key the emulator does not trust: written by another emulator, then pointed at this one.
         let otherKey = workspace.url.appendingPathComponent("other.json").path
-        let other = try EmulatorProcess(arguments: ["--service-account-out", otherKey])
-        other.stop()
+        let other = try await InProcessEmulator(arguments: ["--service-account-out", otherKey])
+        await other.stop()
         var text = try String(contentsOfFile: otherKey, encoding: .utf8)
         text = text.replacingOccurrences(of: other.baseURL, with: emulator.baseURL)
         try text.write(toFile: otherKey, atomically: true, encoding: .utf8)
@@ -93,7 +94,7 @@ import Testing
     }
 
     @Test func projectIdComesFromTheKeyFileWhenTheManifestHasNone() async throws {
-        let (emulator, workspace, key) = try setup()
+        let (emulator, workspace, key) = try await setup()
         try workspace.write("topics:\n  news: [\"a:APA91b\"]\n")
         let result = try await CLI.runBinary(
             ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath],
@@ -105,7 +106,7 @@ import Testing
 
     /// The JWT fcmctl signs, checked by a second implementation: Python's `cryptography`.
     @Test func jwtVerifiesWithAnIndependentImplementation() async throws {
-        let (_, workspace, keyPath) = try setup()
+        let (_, workspace, keyPath) = try await setup()
         let key = try ServiceAccountKey(path: keyPath)
         let jwt = try key.assertion(now: Date())
         let script = """
@@ -140,7 +141,7 @@ import Testing
 
     /// Injected 429s, 503s and dropped connections: apply still converges, and a second plan is clean.
     @Test func applyConvergesThroughInjectedFaults() async throws {
-        let emulator = try EmulatorProcess(arguments: [
+        let emulator = try await InProcessEmulator(arguments: [
             "--error-rate", "503=0.15,429=0.1", "--drop-rate", "0.05", "--seed", "11", "--retry-after", "0",
         ])
         let workspace = try Workspace()

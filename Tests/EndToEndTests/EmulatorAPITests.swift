@@ -10,7 +10,7 @@ import Testing
         (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
     }
 
-    func post(_ emulator: EmulatorProcess, _ path: String, _ body: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
+    func post(_ emulator: any EmulatorHandle, _ path: String, _ body: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
         try await emulator.send(
             .init(
                 method: "POST", url: emulator.baseURL + path,
@@ -18,14 +18,14 @@ import Testing
                 body: Data(body.utf8)))
     }
 
-    func get(_ emulator: EmulatorProcess, _ path: String) async throws -> HTTPResponse {
+    func get(_ emulator: any EmulatorHandle, _ path: String) async throws -> HTTPResponse {
         try await emulator.send(.init(method: "GET", url: emulator.baseURL + path, headers: [("access_token_auth", "true")]))
     }
 
     // MARK: Legacy IID
 
     @Test func iidBatchResultsInInputOrderAndErrors() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--strict-registrations"])
+        let emulator = try await InProcessEmulator(arguments: ["--strict-registrations"])
         _ = try await emulator.admin(
             "POST", "/emulator/v1/registrations",
             json: #"{"registrations":[{"token":"a:APA91b","platform":"IOS","app":"com.acme"},{"token":"c:APA91b"}]}"#)
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func iidBatchRequestErrors() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let many = (0...1000).map { "\"t\($0):APA91b\"" }.joined(separator: ",")
         let tooMany = try await post(emulator, "/iid/v1:batchAdd", #"{"to":"/topics/news","registration_tokens":[\#(many)]}"#)
         #expect(tooMany.status == 400)
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func twoThousandTopicsPerRegistrationOnBothAPIs() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--subscription-qps", "0"])
+        let emulator = try await InProcessEmulator(arguments: ["--subscription-qps", "0"])
         for index in 0..<2000 {
             let response = try await post(emulator, "/v1/projects/p/registrations/full:APA91b/topicSubscriptions?topicName=t\(index)", "{}")
             #expect(response.status == 200)
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func patchIsAnUpsertOnlyWithAllowMissing() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let url = emulator.baseURL + "/v1/projects/p/registrations/r%3AAPA91b/topicSubscriptions/news"
         #expect(try await emulator.send(.init(method: "PATCH", url: url, body: Data("{}".utf8))).status == 404)
         let created = try await emulator.send(.init(method: "PATCH", url: url + "?allowMissing=true", body: Data("{}".utf8)))
@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func snakeCaseFieldsBringBackTheSpellingOfFirebasesPages() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--snake-case-fields"])
+        let emulator = try await InProcessEmulator(arguments: ["--snake-case-fields"])
         let base = emulator.baseURL + "/v1/projects/p/registrations/r%3AAPA91b/topicSubscriptions"
         let created = try await emulator.send(.init(method: "POST", url: base + "?topicName=news", body: Data("{}".utf8)))
         #expect(json(created)["topic_name"] as? String == "news" && json(created)["create_time"] is String)
@@ -109,7 +109,7 @@ import Testing
         (#"{"message":{"token":"has space"}}"#, "not a valid FCM registration token"),
     ])
     func sendRefusesInvalidMessages(body: String, message: String) async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let response = try await post(emulator, "/v1/projects/p/messages:send", body)
         #expect(response.status == 400)
         let error = json(response)["error"] as? [String: Any]
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func payloadLimitsDependOnTheTarget() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let value = String(repeating: "x", count: 3000)
         #expect(try await post(emulator, "/v1/projects/p/messages:send", #"{"message":{"topic":"news","data":{"k":"\#(value)"}}}"#).status == 400)
         #expect(try await post(emulator, "/v1/projects/p/messages:send", #"{"message":{"token":"a:APA91b","data":{"k":"\#(value)"}}}"#).status == 200)
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test func sendingToAGroupKeyReachesItsMembers() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let created = json(
             try await post(
                 emulator, "/fcm/notification", #"{"operation":"create","notification_key_name":"fam","registration_ids":["m1:APA91b","m2:APA91b"]}"#,
@@ -144,7 +144,7 @@ import Testing
     // MARK: Authentication
 
     @Test func bearerIsRequiredAndHTMLCanBeChosen() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let url = emulator.baseURL + "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions"
         let bare = try await emulator.transport.send(.init(method: "GET", url: url))
         #expect(bare.status == 401)
@@ -152,12 +152,12 @@ import Testing
         let wrong = try await emulator.transport.send(.init(method: "GET", url: url, headers: [("Authorization", "Bearer nope")]))
         #expect(wrong.status == 401)
 
-        let html = try EmulatorProcess(arguments: ["--html-unauthorized"])
+        let html = try await InProcessEmulator(arguments: ["--html-unauthorized"])
         let page = try await html.transport.send(.init(method: "GET", url: html.baseURL + "/fcm/notification?notification_key_name=x"))
         #expect(page.status == 401)
         #expect(String(decoding: page.body, as: UTF8.self).contains("<H2>Error 401</H2>"))
 
-        let open = try EmulatorProcess(arguments: ["--no-auth", "--accept-token", "ci-token"])
+        let open = try await InProcessEmulator(arguments: ["--no-auth", "--accept-token", "ci-token"])
         #expect(
             try await open.transport.send(.init(method: "GET", url: open.baseURL + "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions"))
                 .status == 200)
@@ -166,7 +166,7 @@ import Testing
     // MARK: Faults and quotas
 
     @Test func injectedErrorsTakeEachAPIFamilysShape() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--error-rate", "503=1", "--retry-after", "7"])
+        let emulator = try await InProcessEmulator(arguments: ["--error-rate", "503=1", "--retry-after", "7"])
         let v1 = try await get(emulator, "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions")
         #expect(v1.status == 503)
         #expect(v1.headers["retry-after"] == "7")
@@ -186,7 +186,7 @@ import Testing
 
     @Test func seededFaultsRepeatAndOtherSeedsDiffer() async throws {
         func statuses(seed: Int) async throws -> [Int] {
-            let emulator = try EmulatorProcess(arguments: ["--error-rate", "503=0.5", "--seed", String(seed)])
+            let emulator = try await InProcessEmulator(arguments: ["--error-rate", "503=0.5", "--seed", String(seed)])
             var result: [Int] = []
             for _ in 0..<24 { result.append(try await get(emulator, "/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions").status) }
             return result
@@ -198,14 +198,14 @@ import Testing
     }
 
     @Test func latencyDropsAndFailingRegistrations() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--latency", "150ms", "--fail-registration", "sick:APA91b=503"])
+        let emulator = try await InProcessEmulator(arguments: ["--latency", "150ms", "--fail-registration", "sick:APA91b=503"])
         #expect(try await get(emulator, "/v1/projects/p/registrations/ok%3AAPA91b/topicSubscriptions").status == 200)
         // The emulator logs the latency it added; no wall-clock measurement in the test.
         let latency = try await emulator.requestLog().first?["latency_ms"] as? Double
         #expect((latency ?? 0) >= 150)
         #expect(try await get(emulator, "/v1/projects/p/registrations/sick%3AAPA91b/topicSubscriptions").status == 503)
 
-        let dropping = try EmulatorProcess(arguments: ["--drop-rate", "1"])
+        let dropping = try await InProcessEmulator(arguments: ["--drop-rate", "1"])
         await #expect(throws: TransportError.self) {
             _ = try await self.get(dropping, "/v1/projects/p/registrations/ok%3AAPA91b/topicSubscriptions")
         }
@@ -214,7 +214,7 @@ import Testing
     @Test func subscriptionQuotaRefusesBeyondTheRate() async throws {
         // 0.001 changes per second: a bucket of one change, refilled after 1,000 seconds, so the second and
         // third of three requests are refused however loaded the machine is.
-        let emulator = try EmulatorProcess(arguments: ["--subscription-qps", "0.001", "--retry-after", "2"])
+        let emulator = try await InProcessEmulator(arguments: ["--subscription-qps", "0.001", "--retry-after", "2"])
         var responses: [HTTPResponse] = []
         for index in 0..<3 {
             responses.append(try await post(emulator, "/v1/projects/p/registrations/q%3AAPA91b/topicSubscriptions?topicName=t\(index)", "{}"))
@@ -234,7 +234,7 @@ import Testing
     @Test func requestLogRedactsAndStatsCount() async throws {
         let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: logFile) }
-        let emulator = try EmulatorProcess(arguments: ["--request-log", logFile])
+        let emulator = try await InProcessEmulator(arguments: ["--request-log", logFile])
         let token = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH"
         let encoded = token.replacingOccurrences(of: ":", with: "%3A")
         _ = try await post(emulator, "/v1/projects/p/registrations/\(encoded)/topicSubscriptions?topicName=a", "{}")

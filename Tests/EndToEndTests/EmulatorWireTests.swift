@@ -5,7 +5,7 @@ import Testing
 
 /// The emulator's wire behaviour, request by request, as the wire reference describes FCM's.
 @Suite struct EmulatorWireTests {
-    func groupRequest(_ emulator: EmulatorProcess, _ body: String, sender: String = "42") async throws -> (Int, [String: Any]) {
+    func groupRequest(_ emulator: any EmulatorHandle, _ body: String, sender: String = "42") async throws -> (Int, [String: Any]) {
         let response = try await emulator.send(
             .init(
                 method: "POST", url: emulator.baseURL + "/fcm/notification",
@@ -13,7 +13,7 @@ import Testing
         return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
     }
 
-    func getKey(_ emulator: EmulatorProcess, _ name: String) async throws -> (Int, [String: Any]) {
+    func getKey(_ emulator: any EmulatorHandle, _ name: String) async throws -> (Int, [String: Any]) {
         let response = try await emulator.send(
             .init(
                 method: "GET", url: emulator.baseURL + "/fcm/notification?notification_key_name=\(name)",
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func deviceGroupLifecycleAndErrorStrings() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let ids = (1...20).map { "\"\(token($0))\"" }.joined(separator: ",")
         let (created, body) = try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"g","registration_ids":[\#(ids)]}"#)
         #expect(created == 200)
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func createDropsInvalidRegistrations() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--strict-registrations"])
+        let emulator = try await InProcessEmulator(arguments: ["--strict-registrations"])
         _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: #"{"registrations":[{"token":"known:APA91b"}]}"#)
         #expect(
             try await groupRequest(
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func topicSubscriptionsCreateConflictListPagesAndDelete() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let base = emulator.baseURL + "/v1/projects/p/registrations/r1%3AAPA91b/topicSubscriptions"
         for index in 0..<5 {
             let name = index % 2 == 0 ? "topicName" : "topic_name"
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func strictModeAndUninstallGiveUnregistered() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--strict-registrations"])
+        let emulator = try await InProcessEmulator(arguments: ["--strict-registrations"])
         let url = emulator.baseURL + "/v1/projects/p/registrations/nobody%3AAPA91b/topicSubscriptions"
         let unknown = try await emulator.send(.init(method: "GET", url: url))
         #expect(unknown.status == 404)
@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func adminResetAndRequestLog() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         _ = try await groupRequest(emulator, #"{"operation":"create","notification_key_name":"g","registration_ids":["a:APA91b"]}"#)
         let log = try await emulator.requestLog()
         #expect(log.count == 1)
@@ -130,11 +130,11 @@ import Testing
 @Suite struct GroupReadErrorTests {
     @Test func exportAndGetOfUnknownGroupsAndMissingHeaders() async throws {
         let flag = [("access_token_auth", "true")]
-        let plain = try EmulatorProcess()
+        let plain = try await InProcessEmulator()
         let unserved = try await plain.send(
             .init(method: "GET", url: plain.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey", headers: flag))
         #expect(unserved.status == 404, "the unconfirmed export is off unless asked for")
-        let emulator = try EmulatorProcess(arguments: ["--group-export"])
+        let emulator = try await InProcessEmulator(arguments: ["--group-export"])
         let export = try await emulator.send(
             .init(method: "GET", url: emulator.baseURL + "/fcm/notification/export?notification_key=APA91bnotakey", headers: flag))
         #expect(export.status == 400)

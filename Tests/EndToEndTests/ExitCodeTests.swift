@@ -8,7 +8,7 @@ import Testing
     static let quickstart = PlanApplyTests.quickstart
 
     @Test func detailedExitcodeIsTwoThenZero() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", Self.quickstart, "--state", workspace.statePath]
@@ -31,7 +31,7 @@ import Testing
         ("project: {id: p, senderId: \"42\"\ntopics: {}\n", ":2:1: error: YAML syntax: did not find expected ',' or '}'"),
     ])
     func invalidManifestExitsOneBeforeAnyRequest(manifest: String, expected: String) async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write(manifest)
         let state = ["--state", workspace.statePath]

@@ -12,10 +12,10 @@ final class ContractBackend: @unchecked Sendable {
     let service: any FCMService
     let uninstall: (Registration) async throws -> Void
     private let close: () -> Void
-    private let emulator: EmulatorProcess?
+    private let emulator: InProcessEmulator?
 
     /// `exportsMembers`: the operator's member export probe is on (the emulator serves its unconfirmed one).
-    init(_ kind: String, exportsMembers: Bool = true) throws {
+    init(_ kind: String, exportsMembers: Bool = true) async throws {
         let project = ProjectSettings(id: "contract", senderId: "777")
         if kind == "memory" {
             let fake = InMemoryFCMService(exportsMembers: exportsMembers)
@@ -24,7 +24,7 @@ final class ContractBackend: @unchecked Sendable {
             close = {}
             emulator = nil
         } else {
-            let emulator = try EmulatorProcess(arguments: exportsMembers ? ["--group-export"] : [])
+            let emulator = try await InProcessEmulator(arguments: exportsMembers ? ["--group-export"] : [])
             var options = ConnectOptions(
                 parallelism: 8, qps: 0, endpoint: nil, verbose: false, environment: ["FCM_EMULATOR_HOST": emulator.host], needsProjectID: true)
             if exportsMembers { options.groupExportURL = "http://\(emulator.host)/fcm/notification/export" }
@@ -52,7 +52,7 @@ final class ContractBackend: @unchecked Sendable {
 
     @Test(arguments: backends)
     func groupLifecycleKeepsOneToTwentyMembersAndVanishesWhenEmptied(backend: String) async throws {
-        let contract = try ContractBackend(backend)
+        let contract = try await ContractBackend(backend)
         defer { withExtendedLifetime(contract) {} }
         let fcm = contract.service
         #expect(try await fcm.groupKey(name: "fam") == nil)
@@ -75,7 +75,7 @@ final class ContractBackend: @unchecked Sendable {
     /// FCM documents no member list: without the operator's probe, both say "not told", never "no members".
     @Test(arguments: backends)
     func withoutTheExportProbeMembersAreNotTold(backend: String) async throws {
-        let contract = try ContractBackend(backend, exportsMembers: false)
+        let contract = try await ContractBackend(backend, exportsMembers: false)
         defer { withExtendedLifetime(contract) {} }
         let fcm = contract.service
         _ = try await fcm.performGroupStep(.create([a, b]), name: "fam", key: nil)
@@ -85,7 +85,7 @@ final class ContractBackend: @unchecked Sendable {
 
     @Test(arguments: backends)
     func aTwentyFirstMemberIsRefused(backend: String) async throws {
-        let contract = try ContractBackend(backend)
+        let contract = try await ContractBackend(backend)
         defer { withExtendedLifetime(contract) {} }
         let fcm = contract.service
         let twenty = (0..<20).map { Registration(value: "member\($0):APA91bxxxxxxxxxxxxxxxxxxxx", kind: .token) }
@@ -99,7 +99,7 @@ final class ContractBackend: @unchecked Sendable {
 
     @Test(arguments: backends)
     func subscriptionsAreIdempotentBothWays(backend: String) async throws {
-        let contract = try ContractBackend(backend)
+        let contract = try await ContractBackend(backend)
         defer { withExtendedLifetime(contract) {} }
         let fcm = contract.service
         let subscribe = SubscriptionChange(topic: "news", registration: a, action: .subscribe)
@@ -117,7 +117,7 @@ final class ContractBackend: @unchecked Sendable {
 
     @Test(arguments: backends)
     func anUninstalledRegistrationIsGoneNotAnError(backend: String) async throws {
-        let contract = try ContractBackend(backend)
+        let contract = try await ContractBackend(backend)
         defer { withExtendedLifetime(contract) {} }
         let fcm = contract.service
         #expect(try await fcm.perform(SubscriptionChange(topic: "news", registration: b, action: .subscribe)) == .done)

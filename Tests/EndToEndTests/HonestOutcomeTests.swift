@@ -1,3 +1,4 @@
+import FCMCore
 import FCMViews
 import Foundation
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// registration that is really gone is skipped with the suggestion, and the apply succeeds.
 @Suite struct HonestOutcomeTests {
     @Test func everySubscribeRefusedWithAPlainBadRequestIsAFailure() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--error-rate", "topics.create:400=1.0"])
+        let emulator = try await InProcessEmulator(arguments: ["--error-rate", "topics.create:400=1.0"])
         let workspace = try Workspace()
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(token(3))\"]\n")
         let result = try await CLI.runBinary(
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func goneRegistrationsAreSkippedWithTheSuggestionAndTheApplySucceeds() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let gone = token(9, prefix: "gone")
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\"]\n")
@@ -47,21 +48,22 @@ import Testing
     }
 }
 
-/// One registration FCM will not tell about does not sink the run.
+/// One registration FCM will not tell about does not sink the run. On a manual clock: its reads back off without
+/// waiting.
 @Suite struct UnreadableRegistrationTests {
     @Test func theRestIsPlannedAndAppliedAndTheRunEndsWithExitOne() async throws {
         let broken = token(7, prefix: "broken")
-        let emulator = try EmulatorProcess(arguments: ["--fail-registration", "\(broken)=500"])
+        let emulator = try await InProcessEmulator(arguments: ["--fail-registration", "\(broken)=500"])
         let workspace = try Workspace()
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(broken)\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
-        let env = ["FCM_EMULATOR_HOST": emulator.host]
-        let plan = try await CLI.runBinary(["plan"] + common, environment: env)
+        let plan = await CLI.run(["plan"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
         #expect(plan.code == 1, "\(plan.stderr)")
         #expect(plan.stdout.contains("~ topic/news  +2 −0"), "\(plan.stdout)")
         #expect(plan.stderr.contains("error: could not read the subscriptions of broken…xxx7"), "\(plan.stderr)")
         #expect(!plan.stderr.contains(broken))
-        let apply = try await CLI.runBinary(["apply", "--auto-approve", "--skip-unreadable"] + common, environment: env)
+        let apply = await CLI.run(
+            ["apply", "--auto-approve", "--skip-unreadable"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("warning: 1 registration could not be read"), "\(apply.stderr)")
         #expect(try await emulator.topics(of: token(1)) == ["news"])

@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func kioskFleetSelectorsApplyAgainstTheEmulator() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", Self.example("kiosk-fleet"), "--state", workspace.statePath]
         let plan = await CLI.run(["plan", "--detailed-exitcode"] + common, emulator: emulator)
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func legacyIIDProjectsSubscribeInBatchesAndRefreshThroughIIDInfo() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", Self.example("legacy-iid"), "--state", workspace.statePath]
         let dry = await CLI.run(["apply", "--dry-run"] + common, emulator: emulator)
@@ -100,7 +100,7 @@ import Testing
 
 @Suite struct StatePathTests {
     @Test func manifestStatePathIsUsedRelativeToItsFileAndFlagOverridesIt() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write("project: {id: p, senderId: \"42\"}\nstate: {backend: local, path: ledger/fleet.json}\ntopics:\n  news: [\"a:APA91b\"]\n")
         #expect(await CLI.run(["apply", "--auto-approve", "-f", workspace.manifestPath], emulator: emulator).code == 0)

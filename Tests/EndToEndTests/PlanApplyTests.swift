@@ -7,7 +7,7 @@ import Testing
     static let quickstart = BuildProducts.packageRoot.appendingPathComponent("examples/quickstart").path
 
     @Test func quickstartConvergesAndSecondPlanIsClean() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", Self.quickstart, "--state", workspace.statePath]
 
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func dryRunListsRequestsAndChangesNothing() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let before = try await emulator.stateDump()
         let dry = await CLI.run(["apply", "--dry-run", "-f", Self.quickstart, "--state", workspace.statePath], emulator: emulator)
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func replacingEveryMemberOfAFullGroupKeepsItAlive() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         func manifest(_ members: [String]) -> String {
             "project: {id: p, senderId: \"42\"}\ngroups:\n  family:\n    members:\n" + members.map { "      - \"\($0)\"\n" }.joined()
@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func groupEmptiedByTheManifestIsDeletedAndShownAsDelete() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write("project: {id: p, senderId: \"42\"}\ngroups:\n  team: [\"\(token(1))\", \"\(token(2))\"]\n  keep: [\"\(token(3))\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func additiveTopicsRemoveOnlyWhatFcmctlCreated() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let appMade = token(9, prefix: "app")
         // The app subscribed itself to "news"; fcmctl must never remove that.
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func uninstalledRegistrationIsDriftNotFailure() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let gone = token(5, prefix: "gone")
         _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(gone)\"}]}")

@@ -6,7 +6,7 @@ import Testing
 /// defaults to epoll, so without this the portable loop would carry a real run nowhere here.
 @Suite struct PortableLoopTests {
     @Test func theBinaryConvergesOnThePortableLoop() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         // Enough requests for many in flight at once, on connections kept alive from one to the next.
         let topics = (1...4).map { topic in "  topic-\(topic): [" + (1...50).map { "\"\(token($0))\"" }.joined(separator: ", ") + "]\n" }

@@ -1,21 +1,23 @@
+import FCMCore
 import FCMViews
 import Foundation
 import Testing
 
 /// No output of any error path carries a full registration or the access token, in any format, unless
-/// `--show-tokens`. Every command below runs the built binary, as a pipeline would.
+/// `--show-tokens`. The commands run in-process, where everything they print goes through the captured console,
+/// on a manual clock: the retries of the failing requests back off without waiting.
 @Suite struct RedactionTests {
     static let accessToken = "ya29.pipeline-secret-access-token-0123456789"
 
     @Test func errorPathsNeverPrintRegistrationsOrTheAccessToken() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--accept-token", Self.accessToken, "--fail-registration", "\(token(3))=500"])
+        let emulator = try await InProcessEmulator(arguments: ["--accept-token", Self.accessToken, "--fail-registration", "\(token(3))=500"])
         let workspace = try Workspace()
         let registrations = (1...4).map { token($0) } + ["cR1rjyj4_KcAPA91bGusQ2"]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath, "--verbose"]
         let env = ["FCM_ENDPOINT": emulator.baseURL, "FCM_ACCESS_TOKEN": Self.accessToken]
         var outputs: [String] = []
         func run(_ arguments: [String], _ environment: [String: String] = env) async throws {
-            let result = try await CLI.runBinary(arguments, environment: environment)
+            let result = await CLI.run(arguments, emulator: nil, clock: ManualClock(wallStart: Date()), environment: environment)
             outputs.append("$ \(arguments.joined(separator: " "))\n\(result.stdout)\(result.stderr)")
         }
 

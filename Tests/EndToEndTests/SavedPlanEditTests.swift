@@ -269,13 +269,13 @@ import Testing
         #expect(await fake.run(["plan", "--detailed-exitcode"] + common).code == 2)
     }
 
-    func mutations(_ emulator: EmulatorProcess, after count: Int) async throws -> [String] {
+    func mutations(_ emulator: any EmulatorHandle, after count: Int) async throws -> [String] {
         try await emulator.requestLog().dropFirst(count).filter { $0["method"] as? String != "GET" }.compactMap { $0["endpoint"] as? String }.sorted()
     }
 
     /// The same on the built binary and the emulator: its request log shows no mutating request.
     @Test func theBinaryRefusesEditedPlansAndAppliesTheApprovedOne() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]

@@ -13,12 +13,12 @@ import Testing
             + "topics:\n  news: [\(news.map { "\"\(token($0))\"" }.joined(separator: ", "))]\n"
     }
 
-    func mutations(_ emulator: EmulatorProcess, after count: Int) async throws -> [String] {
+    func mutations(_ emulator: any EmulatorHandle, after count: Int) async throws -> [String] {
         try await emulator.requestLog().dropFirst(count).filter { $0["method"] as? String != "GET" }.compactMap { $0["endpoint"] as? String }.sorted()
     }
 
     @Test func applyingASavedPlanSendsExactlyItsOperations() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         try workspace.write(manifest(news: [1, 2], group: [3]))
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func aStalePlanExitsFiveNamingWhatChangedAndSendsNothing() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func plansOfAnotherLineageOrANewerFormatAreRefused() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         try workspace.write(manifest(news: [1], group: [3]))
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func maxRemovalsRefusesBeforeSendingAndASavedPlanKeepsItsLimit() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         try workspace.write(manifest(news: Array(1...6), group: [3]))
@@ -158,7 +158,7 @@ import Testing
 
     /// FCM drops an invalid member silently, so only the member export probe lets fcmctl see it (wire reference §3).
     @Test func anUninstalledGroupMemberIsSkippedWithAWarningNotAFailure() async throws {
-        let emulator = try EmulatorProcess(arguments: ["--group-export"])
+        let emulator = try await InProcessEmulator(arguments: ["--group-export"])
         let workspace = try Workspace()
         let gone = token(8, prefix: "gone")
         let common = [

@@ -7,12 +7,12 @@ import Testing
 
 /// `fcmctl send` against the emulator: targets, images on every platform, dry runs, refusals.
 @Suite struct SendTests {
-    func inbox(_ emulator: EmulatorProcess, _ registration: String) async throws -> [[String: Any]] {
+    func inbox(_ emulator: any EmulatorHandle, _ registration: String) async throws -> [[String: Any]] {
         try await emulator.admin("GET", "/emulator/v1/registrations/\(registration)/inbox").1["messages"] as? [[String: Any]] ?? []
     }
 
     @Test func imageMessageToADeviceNameReachesItWithEveryPlatformsImage() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let fleet = ManifestCommandTests.example("kiosk-fleet")
         let image = "https://example.com/sparky.png"
         let result = await CLI.run(
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func topicConditionAndGroupTargets() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let quickstart = PlanApplyTests.quickstart
         #expect(await CLI.run(["apply", "--auto-approve", "-f", quickstart, "--state", workspace.statePath], emulator: emulator).code == 0)
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func dryRunValidatesOnlyAndRefusalsAreExplained() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let dry = await CLI.run(["send", "--project", "p", "--token", "a:APA91b", "--body", "x", "--dry-run"], emulator: emulator)
         #expect(dry.code == 0)
         #expect(dry.stdout == "Validated a message to a token (dry run: nothing was delivered): projects/p/messages/fake_message_id\n")
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func anImageURLWithoutAHostIsRefusedBeforeSending() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let result = await CLI.run(["send", "--project", "p", "--topic", "a", "--image", "https:example.png"], emulator: emulator)
         #expect(result.code == 64, "\(result.stderr)")
         #expect(result.stderr.contains("--image must be an http(s) URL"))

@@ -9,7 +9,7 @@ import Testing
     static let kiosk = "kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"
 
     @Test func listShowRemovePullPushAndUnlock() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", PlanApplyTests.quickstart, "--state", workspace.statePath]
         #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func versionOneStateIsReadAndUpgradedByTheNextWrite() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let common = ["-f", PlanApplyTests.quickstart, "--state", workspace.statePath]
         try FileManager.default.createDirectory(

@@ -7,22 +7,22 @@ import Testing
 /// The ledger survives what a pipeline meets: two runs at once, kill -9, unreadable or full disks.
 /// Every case runs the built binary against a real emulator.
 @Suite(.serialized) struct StateSafetyTests {
-    func mutations(_ emulator: EmulatorProcess) async throws -> Int {
+    func mutations(_ emulator: any EmulatorHandle) async throws -> Int {
         try await emulator.requestLog().filter { $0["method"] as? String != "GET" }.count
     }
 
-    func subscriptionCount(_ emulator: EmulatorProcess) async throws -> Int {
+    func subscriptionCount(_ emulator: any EmulatorHandle) async throws -> Int {
         try await emulator.admin("GET", "/emulator/v1/stats").1["subscriptions"] as? Int ?? -1
     }
 
-    func setLatency(_ emulator: EmulatorProcess, milliseconds: Int) async throws {
+    func setLatency(_ emulator: any EmulatorHandle, milliseconds: Int) async throws {
         #expect(try await emulator.admin("PUT", "/emulator/v1/faults", json: "{\"latency_ms\": \(milliseconds)}").0 == 200)
     }
 
     @Test func secondApplyExitsFourNamingTheHolderAndNothingIsLost() async throws {
         // Every request takes a second until the test lets go: the first run holds the lock for as long as the
         // checks need, however slowly a loaded machine schedules this test.
-        let emulator = try EmulatorProcess(arguments: ["--latency", "1000ms"])
+        let emulator = try await InProcessEmulator(arguments: ["--latency", "1000ms"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 30, topics: 10))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
@@ -51,8 +51,8 @@ import Testing
     }
 
     @Test func killedFirstApplyLosesNoRecordAndItsLockDoesNotBlock() async throws {
-        // 1,000 changes at 200 ms each, 8 at a time: about 25 s, a wide window for the kill however loaded.
-        let emulator = try EmulatorProcess(arguments: ["--latency", "200ms"])
+        // 1,000 changes at 50 ms each, 8 at a time: about 6 s, a wide window for the kill however loaded.
+        let emulator = try EmulatorProcess(arguments: ["--latency", "50ms"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 50, topics: 20))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func stateThatCannotBeWrittenOrReadStopsBeforeAnyRequest() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 3, topics: 2))
         let env = ["FCM_EMULATOR_HOST": emulator.host]
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func fullDiskStopsBeforeAnyRequest() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 40, topics: 10))
         let mountPoint = workspace.url.appendingPathComponent("state").path
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test func exhaustedSerialAndDamagedJournalStopBeforeAnyRequest() async throws {
-        let emulator = try EmulatorProcess()
+        let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 2, topics: 1))
         let env = ["FCM_EMULATOR_HOST": emulator.host]

@@ -1,4 +1,6 @@
 import FCMCommands
+import FCMCore
+import FCMEngine
 import FCMViews
 import Foundation
 
@@ -21,16 +23,26 @@ private final class Capture: @unchecked Sendable {
 
 enum CLI {
     /// Runs the real fcmctl command code in-process, capturing its output.
-    static func run(_ arguments: [String], emulator: EmulatorProcess?, stdin: String? = nil) async -> CLIResult {
+    /// On `clock` (a `ManualClock` for tests whose requests back off or are paced) it runs in the live world on
+    /// that clock; without one, in the world the test set (`World.$current`). `environment` adds to the one the
+    /// command sees.
+    static func run(
+        _ arguments: [String], emulator: (any EmulatorHandle)?, stdin: String? = nil, clock: (any RunClock)? = nil,
+        environment extra: [String: String] = [:]
+    ) async -> CLIResult {
         let capture = Capture()
         var environment: [String: String] = [:]
         if let emulator { environment["FCM_EMULATOR_HOST"] = emulator.host }
         // `FCMCTL_CURL_LOOP=poll swift test` runs the in-process commands on that loop too.
         environment["FCMCTL_CURL_LOOP"] = ProcessInfo.processInfo.environment["FCMCTL_CURL_LOOP"]
+        environment.merge(extra) { $1 }
         let console = Console(
             writeOut: { capture.appendOut($0) }, writeErr: { capture.appendErr($0) },
             readLine: { stdin }, isInteractive: stdin != nil, environment: environment)
-        let code = await Console.$current.withValue(console) { await FCMCtl.execute(arguments) }
+        let world = clock.map { World.live(clock: $0) } ?? World.current
+        let code = await World.$current.withValue(world) {
+            await Console.$current.withValue(console) { await FCMCtl.execute(arguments) }
+        }
         let (out, err) = capture.result
         return CLIResult(code: code, stdout: out, stderr: err)
     }

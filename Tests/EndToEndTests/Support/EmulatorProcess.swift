@@ -1,8 +1,11 @@
 import FCMClient
 import Foundation
 
-/// A real `fcm-emulator` process on a free loopback port, stopped when the test is done with it.
-final class EmulatorProcess: @unchecked Sendable {
+/// A real `fcm-emulator` process on a free loopback port, stopped when the test is done with it: for tests about
+/// the process (its state file across restarts) and for tests on real time (signals and their drain, token
+/// lifetimes, a kill mid-run), which an emulator sharing the test process's threads could not keep. Others use
+/// `InProcessEmulator`.
+final class EmulatorProcess: EmulatorHandle, @unchecked Sendable {
     let process = Process()
     let host: String
     let transport = CurlTransport()
@@ -47,42 +50,5 @@ final class EmulatorProcess: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
         }
-    }
-
-    var baseURL: String { "http://\(host)" }
-
-    /// Sends an FCM API request with the emulator's always-valid "owner" token.
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        var request = request
-        request.headers.append(("Authorization", "Bearer owner"))
-        return try await transport.send(request)
-    }
-
-    func admin(_ method: String, _ path: String, json: String? = nil) async throws -> (Int, [String: Any]) {
-        let request = HTTPRequest(
-            method: method, url: baseURL + path, headers: [("Content-Type", "application/json")], body: json.map { Data($0.utf8) })
-        let response = try await send(request)
-        let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
-        return (response.status, object)
-    }
-
-    func stateDump() async throws -> Data {
-        try await transport.send(HTTPRequest(method: "GET", url: baseURL + "/emulator/v1/state")).body
-    }
-
-    func groupMembers(sender: String, name: String) async throws -> [String]? {
-        let (_, state) = try await admin("GET", "/emulator/v1/state")
-        let groups = state["groups"] as? [[String: Any]] ?? []
-        return groups.first { $0["name"] as? String == name && $0["sender_id"] as? String == sender }?["members"] as? [String]
-    }
-
-    func topics(of registration: String) async throws -> [String] {
-        let (_, state) = try await admin("GET", "/emulator/v1/state")
-        let registrations = state["registrations"] as? [[String: Any]] ?? []
-        return registrations.first { $0["id"] as? String == registration }?["topics"] as? [String] ?? []
-    }
-
-    func requestLog() async throws -> [[String: Any]] {
-        try await admin("GET", "/emulator/v1/requests").1["requests"] as? [[String: Any]] ?? []
     }
 }
