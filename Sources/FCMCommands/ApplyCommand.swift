@@ -140,8 +140,10 @@ struct ApplyCommand: AsyncParsableCommand {
         Interruption.draining(stop)
         defer { Interruption.finished() }
         let deadline = startDeadline(pipeline)
-        let (report, applied) = await Applier(service: service, limit: pipeline.concurrency, progress: { progress.advance($0) })
-            .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
+        let (report, applied) = await Applier(
+            service: service, limit: pipeline.concurrency, executor: pipeline.executor, progress: { progress.advance($0) }
+        )
+        .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
         deadline?.cancel()
         Interruption.sendingEnded()
         progress.endPhase()

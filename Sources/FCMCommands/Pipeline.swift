@@ -30,6 +30,8 @@ final class Pipeline {
     var project: ProjectBinding?
     private var desired: DesiredState?
     private var connection: Connection?
+    /// Where refresh and apply run their request tasks: the connection's, once connected.
+    var executor: (any TaskExecutor)? { connection?.executor }
     /// Lets requests that change FCM through only while the state lock's lease will outlast them.
     let fence = LeaseFence()
     /// Requests in flight, up to --parallelism: learned by the refresh and kept by the apply that follows.
@@ -246,7 +248,7 @@ final class Pipeline {
         }
         let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
         let progress = self.progress
-        let refresher = Refresher(service: service, limit: concurrency, progress: { progress.advance($0) })
+        let refresher = Refresher(service: service, limit: concurrency, executor: executor, progress: { progress.advance($0) })
         console.err(
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of \(plural(scope.registrations.count, "registration"))"
                 + (mode == .changed ? " (--refresh=changed)" : "") + "…")

@@ -69,7 +69,8 @@ struct SavedPlanApply {
             console.err("Re-reading what the plan touches: \(plan.groups.count) group(s) and the registrations of \(plan.topics.count) topic(s)…")
             var observed: ObservedState
             do {
-                observed = try await Refresher(service: connection.service, limit: pipeline.concurrency).refresh(touchedBy: plan)
+                observed = try await Refresher(service: connection.service, limit: pipeline.concurrency, executor: connection.executor).refresh(
+                    touchedBy: plan)
             } catch {
                 throw fail("re-reading FCM failed: \(error). Nothing was sent")
             }
