@@ -25,6 +25,8 @@ package struct FCMHTTPService: FCMService {
 
     static let groupNotFound = "notification_key not found"
     static let groupAlreadyExists = "notification_key already exists"
+    /// FCM's answer to a group step none of whose registrations it accepts (wire reference §3).
+    static let noValidRegistrations = "no valid registration ids"
 
     /// The v1 list API's maximum page size; larger values are coerced to it anyway (wire reference §1B).
     static let listPageSize = 2000
@@ -82,7 +84,9 @@ package struct FCMHTTPService: FCMService {
             {
                 return key
             }
-            throw FCMServiceError(status: response.status, code: error.code, message: "group/\(name) \(Self.operation(step)): \(error.message)")
+            throw FCMServiceError(
+                status: response.status, code: error.code, message: "group/\(name) \(Self.operation(step)): \(error.message)",
+                refusal: error.code == Self.noValidRegistrations ? .noValidRegistrations : nil)
         }
         // Removing the last members deletes the group; FCM may still answer with a key, which is then useless.
         return try? Self.notificationKey(in: response, url: request.url)
@@ -257,9 +261,6 @@ package struct FCMHTTPService: FCMService {
     }
 
     var iid: IIDTopics { IIDTopics(service: self) }
-
-    /// The libcurl client's worker thread: a request resumed there is not handed to another thread.
-    package var executor: (any TaskExecutor)? { sender.transport as? CurlTransport }
 
     package func preview(_ change: SubscriptionChange) -> [RequestPreview] {
         if project.topicAPI == .iid { return [iid.preview(topic: change.topic, action: change.action, [change.registration])] }

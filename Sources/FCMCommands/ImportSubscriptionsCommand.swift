@@ -33,7 +33,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
         if who.isEmpty { throw fail("no registrations to read: the manifest names no devices; pass --registrations FILE") }
         let observed: ObservedState
         do {
-            observed = try await Refresher(service: connection.service, limit: session.concurrency)
+            observed = try await Refresher(service: connection.service, limit: session.concurrency, executor: connection.executor)
                 .refresh(groups: [], registrations: Set(who))
         } catch {
             throw fail("reading subscriptions failed: \(error); nothing was imported")

@@ -73,7 +73,7 @@ enum LiveConnection {
                     counts["pace_last_per_s"] = Int(limiter.rate.rounded())
                 }
                 return counts
-            })
+            }, executor: transport)
     }
 
     static func keyFileProject(_ source: CredentialSource) -> String? {

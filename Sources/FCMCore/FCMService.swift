@@ -18,12 +18,6 @@ package protocol FCMService: Sendable {
     /// The exact requests `perform` would send, for `apply --dry-run`; registrations redacted by `redactor`.
     func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview]
     func preview(_ change: SubscriptionChange) -> [RequestPreview]
-    /// Where the tasks that wait on this service run best (the HTTP client's own thread); nil: anywhere.
-    var executor: (any TaskExecutor)? { get }
-}
-
-extension FCMService {
-    package var executor: (any TaskExecutor)? { nil }
 }
 
 package enum SubscriptionOutcome: Hashable, Sendable {
@@ -54,14 +48,24 @@ package struct RequestPreview: Hashable, Sendable {
 
 /// A failure FCM reported that a person should read: it carries the address of the object involved.
 package struct FCMServiceError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Refusals the engine acts on. The client recognises them in FCM's answer, so FCM's wording is read in
+    /// one place and the engine matches a case, not text.
+    package enum Refusal: Hashable, Sendable {
+        /// A group step none of whose registrations FCM still accepts: they may be gone (uninstalled, expired),
+        /// which the engine finds out and plans around.
+        case noValidRegistrations
+    }
+
     package var status: Int
     package var code: String
     package var message: String
+    package var refusal: Refusal?
 
-    package init(status: Int, code: String, message: String) {
+    package init(status: Int, code: String, message: String, refusal: Refusal? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.refusal = refusal
     }
 
     package var description: String { "FCM answered \(status) \(code): \(message)" }

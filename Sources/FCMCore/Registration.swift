@@ -68,8 +68,8 @@ package struct Redactor: Sendable {
 
     package func redact(_ value: String) -> String {
         if showTokens { return value }
-        // Registrations are ASCII, where a byte is a character (but for CR LF): sliced as bytes, since grapheme
-        // slicing per registration would dominate printing a large plan.
+        // Registrations are ASCII, where a byte is a character (but for CR LF): sliced as bytes, not graphemes,
+        // since finding grapheme boundaries costs far more per character and a plan redacts every member it prints.
         let bytes = value.utf8
         if bytes.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
             if bytes.count <= 12 { return String(decoding: bytes.prefix(4), as: UTF8.self) + "…" }

@@ -80,8 +80,10 @@ package struct ApplyTransaction {
         session.signals.draining(stop)
         defer { session.signals.finished() }
         let deadline = startDeadline()
-        let (report, applied) = await Applier(service: service, limit: session.concurrency, progress: { progress.advance($0) })
-            .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
+        let (report, applied) = await Applier(
+            service: service, limit: session.concurrency, executor: session.executor, progress: { progress.advance($0) }
+        )
+        .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
         deadline?.cancel()
         session.signals.sendingEnded()
         progress.endPhase()

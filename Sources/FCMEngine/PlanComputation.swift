@@ -33,7 +33,7 @@ extension Session {
         }
         let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
         let progress = self.progress
-        let refresher = Refresher(service: service, limit: concurrency, progress: { progress.advance($0) })
+        let refresher = Refresher(service: service, limit: concurrency, executor: executor, progress: { progress.advance($0) })
         notices(
             "Refreshing \(Self.plural(scope.groups.count, "group")) and the subscriptions of "
                 + "\(Self.plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")

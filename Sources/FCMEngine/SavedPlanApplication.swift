@@ -95,7 +95,8 @@ package struct SavedPlanApplication {
         session.notices("Re-reading what the plan touches: \(plan.groups.count) group(s) and the registrations of \(plan.topics.count) topic(s)…")
         var observed: ObservedState
         do {
-            observed = try await Refresher(service: transaction.service, limit: session.concurrency).refresh(touchedBy: plan)
+            observed = try await Refresher(service: transaction.service, limit: session.concurrency, executor: session.executor).refresh(
+                touchedBy: plan)
         } catch {
             throw EngineFailure("re-reading FCM failed: \(error). Nothing was sent")
         }

@@ -24,6 +24,8 @@ package final class Session {
     /// When the run began, on the world's clock: `apply --timeout` counts from here.
     package let started: Double
     private(set) var connection: Connection?
+    /// Where refresh and apply run their request tasks: the connection's, once connected.
+    package var executor: (any TaskExecutor)? { connection?.executor }
 
     package init(
         world: World, settings: RunSettings, environment: [String: String], statePath: String, project: ProjectBinding?,

@@ -67,11 +67,15 @@ package struct Connection: Sendable {
     package var shutdown: @Sendable () -> Void
     /// Requests made, by kind, for `--verbose`.
     package var statistics: @Sendable () -> [String: Int]
+    /// Where refresh and apply run the tasks that wait on `service` (libcurl's worker thread: an answer is
+    /// taken in where it arrived); nil: anywhere.
+    package var executor: (any TaskExecutor)?
 
     package init(
         service: any FCMService, live: FCMHTTPService? = nil, shutdown: @escaping @Sendable () -> Void = {},
-        statistics: @escaping @Sendable () -> [String: Int] = { [:] }
+        statistics: @escaping @Sendable () -> [String: Int] = { [:] }, executor: (any TaskExecutor)? = nil
     ) {
+        self.executor = executor
         self.service = service
         self.live = live
         self.shutdown = shutdown

@@ -47,34 +47,48 @@ package struct ApplyReport: Sendable {
 /// bounded concurrency. No request is sent before its intent is in the journal; completions follow. Intents
 /// are written ahead a window at a time and completions gathered, so the journal costs a write per window,
 /// not per request. The ledger is updated here, by one owner, as answers arrive.
+///
+/// Journal writes and progress go through the run's `RunOutput`, on a thread of their own: the task that
+/// sends waits for its intents to be written, the requests already in flight do not.
 package struct Applier: Sendable {
     package let service: any FCMService
     /// How many requests are in flight at once.
     package let limit: ConcurrencyLimit
     /// Intents written ahead in one journal write.
     package let window: Int
-    /// Told how many operations settled (done, gone or failed) as answers arrive: the progress line.
+    /// Where the tasks that send and record run (the HTTP client's thread, given by the composition root):
+    /// an answer is then recorded where it arrived, without waking another thread. nil: anywhere.
+    package let executor: (any TaskExecutor)?
+    /// Told how many operations settled (done, gone or failed), from the writer thread: the progress line.
     package var progress: (@Sendable (Int) -> Void)?
 
-    package init(service: any FCMService, limit: ConcurrencyLimit, window: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) {
+    package init(
+        service: any FCMService, limit: ConcurrencyLimit, window: Int? = nil, executor: (any TaskExecutor)? = nil,
+        progress: (@Sendable (Int) -> Void)? = nil
+    ) {
         self.progress = progress
         self.service = service
         self.limit = limit
+        self.executor = executor
         self.window = max(1, window ?? max(256, limit.maximum))
     }
 
     package func apply(
         _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil, stop: StopSignal? = nil
     ) async -> (ApplyReport, Ledger) {
-        await withTaskExecutorPreference(service.executor) {
-            await carryOut(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
+        let output = RunOutput(progress: progress)
+        let result = await withTaskExecutorPreference(executor) {
+            await carryOut(plan, observed: observed, ledger: ledger, journal: journal, output: output, lock: lock, stop: stop)
         }
+        await output.finish()
+        return result
     }
 
     private func carryOut(
-        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock?, stop: StopSignal?
+        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, output: RunOutput, lock: StateLock?,
+        stop: StopSignal?
     ) async -> (ApplyReport, Ledger) {
-        let run = Run(ledger: ledger, journal: journal, lock: lock, stop: stop)
+        let run = Run(ledger: ledger, journal: journal, output: output, lock: lock, stop: stop)
         for change in plan.groups {
             if run.mustStop() {
                 run.notAttempted(change.address, "group steps", change.steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
@@ -106,15 +120,17 @@ package struct Applier: Sendable {
     final class Run {
         var ledger: Ledger
         let journal: any StateJournal
+        let output: RunOutput
         let lock: StateLock?
         let stop: StopSignal?
         var report = ApplyReport()
         var nextID = 1
         var completions: [JournalEntry] = []
 
-        init(ledger: Ledger, journal: any StateJournal, lock: StateLock?, stop: StopSignal?) {
+        init(ledger: Ledger, journal: any StateJournal, output: RunOutput, lock: StateLock?, stop: StopSignal?) {
             self.ledger = ledger
             self.journal = journal
+            self.output = output
             self.lock = lock
             self.stop = stop
         }
@@ -141,7 +157,7 @@ package struct Applier: Sendable {
             // A stop withholds new intents only: the completions gathered so far are still worth writing.
             if !entries.isEmpty, mustStop() { return false }
             do {
-                try await journal.append(completions + entries)
+                try await output.append(completions + entries, to: journal)
                 completions = []
                 return true
             } catch {
@@ -196,7 +212,7 @@ package struct Applier: Sendable {
         var target = members.union(change.added).subtracting(change.removed)
         var steps = change.steps[...]
         while let step = steps.popFirst() {
-            defer { progress?(1) }
+            defer { run.output.advance(1) }
             var after = members
             switch step {
             case .create(let added), .add(let added): after.formUnion(added)
@@ -217,7 +233,7 @@ package struct Applier: Sendable {
                 run.completed([id], gone: false)
                 run.report.requestsSucceeded += 1
                 run.report.completed[change.address, default: 0] += 1
-            } catch let error as FCMServiceError where error.code == Self.noValidRegistrations && !step.registrations.isEmpty {
+            } catch let error as FCMServiceError where error.refusal == .noValidRegistrations && !step.registrations.isEmpty {
                 // Members that were uninstalled: find which, drop them from the group's target, and re-plan
                 // the rest of its steps so the group still ends as declared, minus them.
                 run.completed([id], gone: true)
@@ -245,8 +261,6 @@ package struct Applier: Sendable {
             }
         }
     }
-
-    static let noValidRegistrations = "no valid registration ids"
 
     /// A refusal FCM answered (4xx) changed nothing; anything else (no answer, a lost reply, a timeout, a
     /// 5xx, an unreadable 2xx) may have been carried out before it failed.
@@ -350,7 +364,7 @@ package struct Applier: Sendable {
     }
 
     func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: Run) {
-        progress?(batch.registrations.count)
+        run.output.advance(batch.registrations.count)
         let address = batch.address
         let outcomes: [Registration: SubscriptionOutcome]
         switch result {

@@ -8,21 +8,20 @@ package struct Refresher: Sendable {
     /// How many reads are in flight at once; shared with the apply that follows, which then need not find
     /// the server's latency again.
     package let limit: ConcurrencyLimit
-    /// Told of each registration or group read: the progress line.
+    /// Where the reading tasks run (the HTTP client's thread, given by the composition root): an answer is
+    /// then taken in where it arrived, without waking another thread. nil: anywhere.
+    package let executor: (any TaskExecutor)?
+    /// Told of registrations and groups read, from a writer thread of the refresh's own (`RunOutput`): the
+    /// progress line, which must not hold up the reads.
     package var progress: (@Sendable (Int) -> Void)?
 
-    package init(service: any FCMService, limit: ConcurrencyLimit, progress: (@Sendable (Int) -> Void)? = nil) {
+    package init(
+        service: any FCMService, limit: ConcurrencyLimit, executor: (any TaskExecutor)? = nil, progress: (@Sendable (Int) -> Void)? = nil
+    ) {
         self.progress = progress
         self.service = service
         self.limit = limit
-    }
-
-    package func refresh(desired: DesiredState, ledger: Ledger) async throws -> ObservedState {
-        var registrations = ledger.subscribedRegistrations
-        for topic in desired.topics.values { registrations.formUnion(topic.members) }
-        var observed = try await refresh(groups: ledger.knownGroupNames.union(desired.groups.keys), registrations: registrations)
-        observed.checkedGroups = nil
-        return observed
+        self.executor = executor
     }
 
     /// Only what `plan` touches: its groups and the registrations its topic changes name. What a saved
@@ -38,32 +37,40 @@ package struct Refresher: Sendable {
 
     /// Reads exactly these groups and registrations; `checkedGroups` says which groups were looked up.
     package func refresh(groups: Set<String>, registrations: Set<Registration>) async throws -> ObservedState {
-        try await withTaskExecutorPreference(service.executor) {
-            try await read(groups: groups, registrations: registrations)
+        let output = RunOutput(progress: progress)
+        do {
+            let observed = try await withTaskExecutorPreference(executor) {
+                try await read(groups: groups, registrations: registrations, output: output)
+            }
+            await output.finish()
+            return observed
+        } catch {
+            await output.finish()
+            throw error
         }
     }
 
-    private func read(groups: Set<String>, registrations: Set<Registration>) async throws -> ObservedState {
+    private func read(groups: Set<String>, registrations: Set<Registration>, output: RunOutput) async throws -> ObservedState {
         var observed = ObservedState(checkedGroups: groups)
-        // Groups are read side by side too: a fleet's twenty thousand groups took two requests each, in turn.
-        let progress = self.progress
+        // Groups are read side by side too: a fleet's groups would otherwise cost two round trips each, in turn.
         let service = self.service
         let found = try await BoundedConcurrency.map(groups.sorted(), limit: limit) { name -> ObservedGroup? in
-            defer { progress?(1) }
+            defer { output.advance(1) }
             guard let key = try await service.groupKey(name: name) else { return nil }
             let members = try await service.groupMembers(name: name, key: key)
             return ObservedGroup(name: name, notificationKey: key, members: members ?? [], membersFromFCM: members != nil)
         }
         for group in found { if let group { observed.groups[group.name] = group } }
-        (observed.registrations, observed.unreadable) = try await statuses(of: registrations)
+        (observed.registrations, observed.unreadable) = try await statuses(of: registrations, output: output)
         return observed
     }
 
     /// One registration that cannot be read does not sink the refresh: it is set aside with its reason.
-    func statuses(of registrations: Set<Registration>) async throws -> ([Registration: RegistrationStatus], [Registration: String]) {
-        let progress = self.progress
+    func statuses(
+        of registrations: Set<Registration>, output: RunOutput
+    ) async throws -> ([Registration: RegistrationStatus], [Registration: String]) {
         let results = try await BoundedConcurrency.map(registrations.sorted(), limit: limit) { registration in
-            defer { progress?(1) }
+            defer { output.advance(1) }
             do {
                 return ReadOutcome(registration: registration, status: try await service.subscriptions(of: registration), failure: nil)
             } catch {

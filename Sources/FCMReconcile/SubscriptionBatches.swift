@@ -15,8 +15,8 @@ package struct SubscriptionBatch: Sendable, Hashable {
 }
 
 /// The batches of one apply phase, made on demand from each topic's list. The v1 API takes one registration
-/// per request, so a million changes are a million batches: stored one by one they cost more than the rest
-/// of the apply together; here they cost nothing beyond the lists the plan already holds.
+/// per request, so there are as many batches as changes: stored one by one, each would be an array of its
+/// own; made on demand they cost nothing beyond the lists the plan already holds.
 package struct SubscriptionBatches: RandomAccessCollection, Sendable {
     package struct List: Sendable {
         package var topic: String
@@ -41,8 +41,6 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
     private let size: Int
     package let startIndex = 0
     package let endIndex: Int
-    /// Registrations in all batches.
-    package let operations: Int
 
     package init(_ lists: [List], size: Int) {
         let size = Swift.max(1, size)
@@ -57,7 +55,6 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
         self.segments = segments
         self.size = size
         endIndex = batches
-        self.operations = operations
     }
 
     package subscript(position: Int) -> SubscriptionBatch {

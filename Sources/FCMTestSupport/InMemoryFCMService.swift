@@ -102,7 +102,9 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
             record("POST", "group/\(name) \(step.operation) \(step.registrations.count)")
             let valid = step.registrations.filter { !gone.contains($0) }
             func refuse(_ message: String) -> FCMServiceError {
-                FCMServiceError(status: 400, code: message, message: "group/\(name) \(step.operation): \(message)")
+                FCMServiceError(
+                    status: 400, code: message, message: "group/\(name) \(step.operation): \(message)",
+                    refusal: message == "no valid registration ids" ? .noValidRegistrations : nil)
             }
             switch step {
             case .create:

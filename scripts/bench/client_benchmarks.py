@@ -5,7 +5,8 @@
            3,000/s quota: duration of the apply phase, share of the quota, share of requests answered 429.
   sdk      1,000, 20,000 and 100,000 changes (--sizes), no latency, no quota, side by side with the official
            firebase-admin Python SDK's subscribe_to_topic: wall-clock and CPU time of each client process.
-  refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency.
+  refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency. With
+           --compare OTHER_FCMCTL, that build too, alternating, --runs of each: the median of each.
   wall     the same changes with --qps 100000 against the 3,000/s quota (50 ms): failed operations, share of 429s.
   scattered  5 % 429 and 10 % 503 at random, 20 ms latency, --qps 2500: changes per second.
   mixed-errors  10,000 changes (1,000 registrations x 10 topics), 10 % of creates answered 429 and 20 % 503 at
@@ -262,18 +263,36 @@ def firebase_admin_version():
 
 def refresh(args):
     fleet = generate("/tmp/fcmctl-bench-refresh", 100_000, 100, 1)
-    emulator = Emulator("--latency", "50ms")
-    try:
-        state = os.path.join(emulator.directory, "state.json")
-        code, output, wall, cpu = run([FCMCTL, "plan", "--verbose", "-f", fleet, "--state", state, "--parallelism", str(args.parallelism)],
-                                      {"FCM_EMULATOR_HOST": emulator.host})
-        if code not in (0, 2):
-            sys.exit(output)
-    finally:
-        emulator.stop()
-    seconds = figure(r"in ([\d.]+) s \(\d+ registrations/s\)", output)
-    print(f"refresh: 100,000 registrations listed in {seconds:.2f} s = {100_000 / seconds:.0f} registrations/s (target >= 2,000/s); "
-          f"whole plan {wall:.2f} s wall, CPU {cpu:.2f} s; --parallelism {args.parallelism}")
+    binaries = [("this build", FCMCTL)] + ([("compared", args.compare)] if args.compare else [])
+    results = {name: [] for name, _ in binaries}
+    for _ in range(args.runs if args.compare else 1):
+        for name, binary in binaries:
+            emulator = Emulator("--latency", "50ms")
+            try:
+                state = os.path.join(emulator.directory, "state.json")
+                code, output, wall, cpu = run([binary, "plan", "--verbose", "-f", fleet, "--state", state, "--parallelism", str(args.parallelism)],
+                                              {"FCM_EMULATOR_HOST": emulator.host})
+                if code not in (0, 2):
+                    sys.exit(output)
+            finally:
+                emulator.stop()
+            seconds = figure(r"in ([\d.]+) s \(\d+ registrations/s\)", output)
+            results[name].append((100_000 / seconds, cpu))
+            print(f"refresh: {name}: 100,000 registrations listed in {seconds:.2f} s = {100_000 / seconds:.0f} registrations/s (target >= 2,000/s); "
+                  f"whole plan {wall:.2f} s wall, CPU {cpu:.2f} s; --parallelism {args.parallelism}")
+    if args.compare:
+        for name, samples in results.items():
+            rates, cpus = sorted(s[0] for s in samples), sorted(s[1] for s in samples)
+            print(f"refresh: {name:10} median of {len(samples)}: {median(rates):.0f} registrations/s (runs: {', '.join(f'{r:.0f}' for r in rates)}), "
+                  f"CPU {median(cpus):.2f} s")
+        mine, other = median([s[0] for s in results["this build"]]), median([s[0] for s in results["compared"]])
+        print(f"refresh: this build lists {(mine / other - 1) * 100:+.1f}% registrations/s against the compared build (medians)")
+
+
+def median(values):
+    values = sorted(values)
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
 
 
 def cpu(args):
@@ -302,9 +321,14 @@ def cpu_size(args, size):
     for name, samples in results.items():
         used, wall = min(samples)
         print(f"cpu: {size} changes, {name:10} best of {args.runs}: CPU {used:6.3f} s = {used / size * 1e6:6.1f} us/change, wall {wall:6.2f} s")
+        per_change = sorted(u / size * 1e6 for u, _ in samples)
+        print(f"cpu: {size} changes, {name:10} median of {args.runs}: {median(per_change):6.1f} us/change "
+              f"(runs: {', '.join(f'{p:.1f}' for p in per_change)}), wall {median([w for _, w in samples]):6.2f} s")
     if compared:
         mine, other = min(results["this build"])[0], min(results["compared"])[0]
         print(f"cpu: {size} changes: this build uses {(mine / other - 1) * 100:+.1f}% CPU per change against the compared build")
+        mine, other = median([u for u, _ in results["this build"]]), median([u for u, _ in results["compared"]])
+        print(f"cpu: {size} changes: medians: this build uses {(mine / other - 1) * 100:+.1f}% CPU per change against the compared build")
 
 
 def main():
@@ -313,7 +337,7 @@ def main():
     parser.add_argument("--parallelism", type=int, default=512)
     parser.add_argument("--qps", type=float, default=2900)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--compare", help="another fcmctl binary, for `cpu` (and, for `mixed-errors`, the one measured)")
+    parser.add_argument("--compare", help="another fcmctl binary, for `cpu` and `refresh` (and, for `mixed-errors`, the one measured)")
     parser.add_argument("--limit", type=float, default=180, help="mixed-errors: seconds before a run is stopped")
     parser.add_argument("--build-dir", help="where fcmctl and fcm-emulator are (default .build/release)")
     parser.add_argument("--compare-env", action="append", default=[], metavar="NAME=VALUE",
