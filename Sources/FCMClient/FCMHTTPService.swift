@@ -39,7 +39,7 @@ package struct FCMHTTPService: FCMService {
         if response.status == 200 { return try Self.notificationKey(in: response, url: url) }
         let error = FCMErrorBody(status: response.status, body: response.body)
         if error.code == Self.groupNotFound || response.status == 404 { return nil }
-        throw FCMServiceError(status: response.status, code: error.code, message: "reading the key of group/\(name): \(error.message)")
+        throw FCMServiceError(status: response.status, code: error.code, message: "reading the key of \(Address.group(name)): \(error.message)")
     }
 
     package func groupMembers(name: String, key: String) async throws -> Set<Registration>? {
@@ -52,16 +52,16 @@ package struct FCMHTTPService: FCMService {
         }
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
-            throw FCMServiceError(status: response.status, code: error.code, message: "exporting the members of group/\(name): \(error.message)")
+            throw FCMServiceError(status: response.status, code: error.code, message: "exporting the members of \(Address.group(name)): \(error.message)")
         }
         let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
         guard let ids = object?["registration_ids"] as? [String] else {
-            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of group/\(name) has no registration_ids")
+            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of \(Address.group(name)) has no registration_ids")
         }
         // FCM deletes a group when its last member leaves, so a key with no members is an answer that would
         // forget the group's record without FCM saying the group is gone: unreadable.
         guard !ids.isEmpty else {
-            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of group/\(name) lists no members for a live key")
+            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of \(Address.group(name)) lists no members for a live key")
         }
         return Set(ids.map(Registration.init(inferring:)))
     }
@@ -85,7 +85,7 @@ package struct FCMHTTPService: FCMService {
                 return key
             }
             throw FCMServiceError(
-                status: response.status, code: error.code, message: "group/\(name) \(Self.operation(step)): \(error.message)",
+                status: response.status, code: error.code, message: "\(Address.group(name)) \(Self.operation(step)): \(error.message)",
                 refusal: error.code == Self.noValidRegistrations ? .noValidRegistrations : nil)
         }
         // Removing the last members deletes the group; FCM may still answer with a key, which is then useless.
@@ -93,7 +93,7 @@ package struct FCMHTTPService: FCMService {
     }
 
     package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {
-        let request = groupStepRequest(step, name: name, key: key ?? "<key of group/\(name), read just before>", text: \.value)
+        let request = groupStepRequest(step, name: name, key: key ?? "<key of \(Address.group(name)), read just before>", text: \.value)
         return [
             RequestPreview(
                 method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) },
@@ -198,14 +198,14 @@ package struct FCMHTTPService: FCMService {
         guard let object else {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE",
-                message: "the answer to \(change.action.rawValue) topic/\(change.topic) is not a JSON object")
+                message: "the answer to \(change.action.rawValue) \(Address.topic(change.topic)) is not a JSON object")
         }
         guard change.action == .subscribe else { return }
         let named =
             (object["topic_name"] ?? object["topicName"]) as? String ?? (object["name"] as? String)?.split(separator: "/").last.map(String.init)
         if let named, named != change.topic {
             throw FCMServiceError(
-                status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe topic/\(change.topic) names topic \(named)")
+                status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe \(Address.topic(change.topic)) names topic \(named)")
         }
     }
 

@@ -48,7 +48,7 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
         var batches = 0
         var operations = 0
         for list in lists where !list.registrations.isEmpty {
-            segments.append(Segment(list: list, address: "topic/\(list.topic)", firstBatch: batches, firstOperation: operations))
+            segments.append(Segment(list: list, address: "\(Address.topic(list.topic))", firstBatch: batches, firstOperation: operations))
             batches += (list.registrations.count + size - 1) / size
             operations += list.registrations.count
         }

@@ -79,7 +79,7 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
 
     package func groupKey(name: String) async throws -> String? {
         lock.withLock {
-            record("GET", "group/\(name) key")
+            record("GET", "\(Address.group(name)) key")
             guard groups[name] != nil else { return nil }
             keyCounter += 1
             return "key:\(keyCounter):\(name)"
@@ -89,9 +89,9 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     package func groupMembers(name: String, key: String) async throws -> Set<Registration>? {
         guard exportsMembers else { return nil }
         return try lock.withLock {
-            record("GET", "group/\(name) members")
+            record("GET", "\(Address.group(name)) members")
             guard key.hasSuffix(":\(name)"), let members = groups[name] else {
-                throw FCMServiceError(status: 400, code: "notification_key not found", message: "exporting the members of group/\(name)")
+                throw FCMServiceError(status: 400, code: "notification_key not found", message: "exporting the members of \(Address.group(name))")
             }
             return members
         }
@@ -99,11 +99,11 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
 
     package func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? {
         try lock.withLock {
-            record("POST", "group/\(name) \(step.operation) \(step.registrations.count)")
+            record("POST", "\(Address.group(name)) \(step.operation) \(step.registrations.count)")
             let valid = step.registrations.filter { !gone.contains($0) }
             func refuse(_ message: String) -> FCMServiceError {
                 FCMServiceError(
-                    status: 400, code: message, message: "group/\(name) \(step.operation): \(message)",
+                    status: 400, code: message, message: "\(Address.group(name)) \(step.operation): \(message)",
                     refusal: message == "no valid registration ids" ? .noValidRegistrations : nil)
             }
             switch step {
@@ -141,7 +141,7 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     }
 
     private func performLocked(_ change: SubscriptionChange) throws -> SubscriptionOutcome {
-        record(change.action == .subscribe ? "POST" : "DELETE", "topic/\(change.topic)")
+        record(change.action == .subscribe ? "POST" : "DELETE", "\(Address.topic(change.topic))")
         if let error = failing[change.registration] { throw error }
         if change.action == .subscribe, let (who, error) = failingSubscribes[change.topic], who.contains(change.registration) { throw error }
         if gone.contains(change.registration) { return .registrationGone(reason: "NOT_FOUND") }
@@ -176,7 +176,7 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {
         [
             RequestPreview(
-                method: "POST", url: "memory://group/\(name)/\(step.operation)", body: step.registrations.map(\.value).joined(separator: ","),
+                method: "POST", url: "memory://\(Address.group(name))/\(step.operation)", body: step.registrations.map(\.value).joined(separator: ","),
                 registrations: step.registrations)
         ]
     }
@@ -184,7 +184,7 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     package func preview(_ change: SubscriptionChange) -> [RequestPreview] {
         [
             RequestPreview(
-                method: change.action == .subscribe ? "POST" : "DELETE", url: "memory://topic/\(change.topic)/\(change.registration.value)",
+                method: change.action == .subscribe ? "POST" : "DELETE", url: "memory://\(Address.topic(change.topic))/\(change.registration.value)",
                 body: nil,
                 registrations: [change.registration])
         ]
