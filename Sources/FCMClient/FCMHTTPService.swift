@@ -52,7 +52,8 @@ package struct FCMHTTPService: FCMService {
         }
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
-            throw FCMServiceError(status: response.status, code: error.code, message: "exporting the members of \(Address.group(name)): \(error.message)")
+            throw FCMServiceError(
+                status: response.status, code: error.code, message: "exporting the members of \(Address.group(name)): \(error.message)")
         }
         let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
         guard let ids = object?["registration_ids"] as? [String] else {
@@ -61,7 +62,8 @@ package struct FCMHTTPService: FCMService {
         // FCM deletes a group when its last member leaves, so a key with no members is an answer that would
         // forget the group's record without FCM saying the group is gone: unreadable.
         guard !ids.isEmpty else {
-            throw FCMServiceError(status: 200, code: "BAD_RESPONSE", message: "the member export of \(Address.group(name)) lists no members for a live key")
+            throw FCMServiceError(
+                status: 200, code: "BAD_RESPONSE", message: "the member export of \(Address.group(name)) lists no members for a live key")
         }
         return Set(ids.map(Registration.init(inferring:)))
     }

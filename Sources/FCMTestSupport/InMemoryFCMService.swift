@@ -176,7 +176,8 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
     package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {
         [
             RequestPreview(
-                method: "POST", url: "memory://\(Address.group(name))/\(step.operation)", body: step.registrations.map(\.value).joined(separator: ","),
+                method: "POST", url: "memory://\(Address.group(name))/\(step.operation)",
+                body: step.registrations.map(\.value).joined(separator: ","),
                 registrations: step.registrations)
         ]
     }

@@ -273,24 +273,23 @@ import Testing
         #expect(pings.count == 1)
     }
 
-    /// Tokens that live three seconds, an apply paced to take about five: every request still carries a live token.
-    /// (A token is refreshed in its last half; a shorter life would leave a loaded machine too little margin.)
+    /// Tokens that live two seconds, an apply paced to take about four: every request still carries a live token.
     @Test func anApplyOutlivesItsTokens() async throws {
         // Token lifetimes are real time: an emulator process keeps it whatever else this test process runs.
-        let emulator = try EmulatorProcess(arguments: ["--accept-subject-token", Self.subject, "--token-lifetime", "3s"])
+        let emulator = try EmulatorProcess(arguments: ["--accept-subject-token", Self.subject, "--token-lifetime", "2s"])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 40, topics: 4))
         let tokenFile = try write(["value": Self.subject], "oidc.json", in: workspace)
         let source: [String: Any] = ["file": tokenFile, "format": ["type": "json", "subject_token_field_name": "value"]]
         let credentials = try write(externalAccount(emulator, source: source, impersonate: true), "wif.json", in: workspace)
         let result = try await CLI.runBinary(
-            ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath, "--qps", "30", "--parallelism", "4"],
+            ["apply", "--auto-approve", "-f", workspace.manifestPath, "--state", workspace.statePath, "--qps", "40", "--parallelism", "4"],
             environment: ["FCM_ENDPOINT": emulator.baseURL, "GOOGLE_APPLICATION_CREDENTIALS": credentials, "HOME": workspace.url.path])
         #expect(result.code == 0, "\(result.stderr)")
         #expect(result.stdout.contains("0 failed"), "\(result.stdout)")
         let log = try await emulator.requestLog()
         let grants = log.filter { $0["endpoint"] as? String == "iam.generateAccessToken" }.count
-        // At 30 changes a second 160 changes take over 5 s: at least two refreshes of a 3 s token.
+        // At 40 changes a second 160 changes take 4 s: at least two refreshes of a 2 s token.
         #expect(grants >= 3, "\(grants) tokens")
         #expect(log.filter { $0["status"] as? Int == 401 }.isEmpty, "no request went out with an expired token")
         let again = try await CLI.runBinary(
