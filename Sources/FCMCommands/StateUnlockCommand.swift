@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
+import FCMState
 import FCMViews
 import Foundation
 

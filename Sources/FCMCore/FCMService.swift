@@ -47,7 +47,7 @@ package struct RequestPreview: Hashable, Sendable {
 }
 
 /// A failure FCM reported that a person should read: it carries the address of the object involved.
-package struct FCMServiceError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct FCMServiceError: Error, Hashable, Sendable {
     /// Refusals the engine acts on. The client recognises them in FCM's answer, so FCM's wording is read in
     /// one place and the engine matches a case, not text.
     package enum Refusal: Hashable, Sendable {
@@ -68,5 +68,4 @@ package struct FCMServiceError: Error, Hashable, Sendable, CustomStringConvertib
         self.refusal = refusal
     }
 
-    package var description: String { "FCM answered \(status) \(code): \(message)" }
 }

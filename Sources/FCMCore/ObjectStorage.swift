@@ -52,18 +52,10 @@ package struct StoredObject: Sendable, Hashable {
     }
 }
 
-package enum ObjectStorageError: Error, Sendable, CustomStringConvertible, Equatable {
+package enum ObjectStorageError: Error, Sendable, Equatable {
     /// HTTP 412: the object's generation is not the one the write or delete was conditional on.
     case preconditionFailed(String)
     case notFound(String)
     /// Anything else, with the service's words: a permission refused, a bucket that does not exist.
     case failed(String)
-
-    package var description: String {
-        switch self {
-        case .preconditionFailed(let name): "\(name) changed since it was read (generation mismatch)"
-        case .notFound(let name): "\(name) does not exist"
-        case .failed(let message): message
-        }
-    }
 }

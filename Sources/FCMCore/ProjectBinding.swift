@@ -26,14 +26,4 @@ package struct ProjectBinding: Hashable, Sendable {
     package func completed(by newer: ProjectBinding) -> ProjectBinding {
         ProjectBinding(id: newer.id.isEmpty ? id : newer.id, senderId: newer.senderId.isEmpty ? senderId : newer.senderId)
     }
-
-    /// `acme-prod (sender 222)`, for messages.
-    package var description: String {
-        switch (id.isEmpty, senderId.isEmpty) {
-        case (false, false): "\(id) (sender \(senderId))"
-        case (false, true): id
-        case (true, false): "sender \(senderId)"
-        case (true, true): "no project"
-        }
-    }
 }

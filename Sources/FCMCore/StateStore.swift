@@ -119,16 +119,6 @@ package struct LockInfo: Hashable, Sendable, Codable {
         self.version = version
     }
 
-    package func describe(now: Date) -> String {
-        let age = max(0, Int(now.timeIntervalSince(created).rounded()))
-        return "\(who) (pid \(pid)), operation \(operation), for \(Self.duration(age)) (lock id \(id))"
-    }
-
-    package static func duration(_ seconds: Int) -> String {
-        if seconds < 120 { return "\(seconds) s" }
-        if seconds < 7200 { return "\(seconds / 60) min" }
-        return "\(seconds / 3600) h"
-    }
 }
 
 /// A held lock. `lost` turns true if the lease could not be renewed or someone took the lock over: the
@@ -205,8 +195,9 @@ package final class LeaseFence: Sendable {
         held.withLock { $0 }.map { $0.validUntil - deadline }
     }
 
-    package struct Refused: Error, CustomStringConvertible {
-        package var description: String
+    /// The lease of lock `lockID` is lost or may be: nothing more is sent (`Refused+Wording` in FCMReconcile).
+    package struct Refused: Error {
+        package var lockID: String
     }
 
     /// Returns the deadline (seconds) the request must keep when a request may go, nil when no lock is held;
@@ -223,9 +214,7 @@ package final class LeaseFence: Sendable {
             let current = now()
             if lock.permits(seconds: deadline, now: current) { return deadline }
             if lock.isLost || current >= lock.validUntil {
-                throw Refused(
-                    description: "the state lock \(lock.info.id) may have been lost (its lease was not confirmed in time, or it was taken "
-                        + "over); stopped before sending more")
+                throw Refused(lockID: lock.info.id)
             }
             // Held, but not for long enough: a renewal is due in well under a third of the lease.
             try await sleep(margin)
@@ -233,7 +222,7 @@ package final class LeaseFence: Sendable {
     }
 }
 
-package struct StateLockedError: Error, Sendable, CustomStringConvertible {
+package struct StateLockedError: Error, Sendable {
     package var holder: LockInfo
     package var store: String
     package var now: Date
@@ -244,10 +233,6 @@ package struct StateLockedError: Error, Sendable, CustomStringConvertible {
         self.now = now
     }
 
-    package var description: String {
-        "the state \(store) is locked by \(holder.describe(now: now)). Wait for it to finish or pass --lock-timeout; "
-            + "if that run is gone for good, remove the lock with: fcmctl state unlock \(holder.id)"
-    }
 }
 
 /// The stored state is not the one this run read: another writer got there first, or an older copy was
@@ -263,8 +248,4 @@ package struct StateError: Error, Sendable, CustomStringConvertible {
     package var description: String
 
     package init(_ description: String) { self.description = description }
-}
-
-extension StateStore {
-    package var journalDisplayName: String { "the journal of \(displayName)" }
 }

@@ -46,10 +46,9 @@ package final class StopSignal: Sendable {
 }
 
 /// A request that was never sent because the run was stopped first: not attempted, and FCM unchanged.
-package struct StoppedBeforeSending: Error, Sendable, CustomStringConvertible {
+package struct StoppedBeforeSending: Error, Sendable {
     package var reason: String
 
     package init(reason: String) { self.reason = reason }
 
-    package var description: String { "not sent: \(reason)" }
 }
