@@ -91,46 +91,34 @@ struct SendCommand: AsyncParsableCommand {
         guard !service.project.id.isEmpty else {
             throw fail("no project id: pass --project, -f with a manifest, or set GOOGLE_CLOUD_PROJECT")
         }
-        let target: OutgoingMessage.Target
-        var address: String
-        if let token {
-            target = .token(devices[token]?.value ?? token)
-            address = devices[token] != nil ? "device \(token)" : "a token"
-        } else if let fid {
-            target = .fid(devices[fid]?.value ?? fid)
-            address = devices[fid] != nil ? "device \(fid)" : "a FID"
-        } else if let topic {
-            target = .topic(topic)
-            address = "\(Address.topic(topic))"
-        } else if let condition {
-            target = .condition(condition)
-            address = "condition \(condition)"
-        } else if let name = group, let local = localGroups[name] {
-            let message = OutgoingMessage(target: .token(""), title: title, body: body, image: image, data: payload())
+        let message = OutgoingMessage(target: .token(""), title: title, body: body, image: image, data: payload())
+        if let name = group, let local = localGroups[name] {
             try await LocalGroupFanOut(service: service, parallelism: run.parallelism, redactor: Redactor(showTokens: run.showTokens))
                 .send(message, to: local, names: deviceNames, validateOnly: dryRun)
             session.reportStatistics()
             return
-        } else {
-            let name = group ?? ""
-            if PlatformDeprecations.refusal(usesGroups: true, usesIID: false, now: session.world.now()) != nil {
-                throw fail(
-                    "\(Address.group(name)) is an FCM device group, and FCM removed device groups on 2027-09-29. Declare it with `mode: local` "
-                        + "(fcmctl migrate groups) so fcmctl sends to its members")
-            }
-            guard !service.project.senderId.isEmpty else { throw fail("--group needs the sender id: pass --sender-id or -f with a manifest") }
-            // A group is messaged through its notification key, read fresh: keys change on every read.
-            guard let key = try await service.groupKey(name: name) else { throw fail("\(Address.group(name)) does not exist in FCM") }
-            target = .token(key)
-            address = "\(Address.group(name))"
         }
-        let message = OutgoingMessage(target: target, title: title, body: body, image: image, data: payload())
         do {
-            let name = try await service.send(message, validateOnly: dryRun)
-            console.out(dryRun ? "Validated a message to \(address) (dry run: nothing was delivered): \(name)" : "Sent to \(address): \(name)")
-        } catch let error as FCMServiceError {
-            throw fail("FCM refused the message to \(address): \(error.code) \(error.message)\(Self.hint(error.code))")
+            let sent = try await surfacing {
+                try await MessageSend(session: session, service: service, devices: devices).send(message, to: recipient, validateOnly: dryRun)
+            }
+            console.out(
+                dryRun
+                    ? "Validated a message to \(sent.address) (dry run: nothing was delivered): \(sent.name)"
+                    : "Sent to \(sent.address): \(sent.name)")
+        } catch let refused as MessageRefused {
+            throw fail(
+                "FCM refused the message to \(refused.address): \(refused.error.code) \(refused.error.message)\(Self.hint(refused.error.code))")
         }
         session.reportStatistics()
+    }
+
+    /// The one recipient `validate` let through.
+    var recipient: MessageRecipient {
+        if let token { return .token(token) }
+        if let fid { return .fid(fid) }
+        if let topic { return .topic(topic) }
+        if let condition { return .condition(condition) }
+        return .fcmGroup(group ?? "")
     }
 }
