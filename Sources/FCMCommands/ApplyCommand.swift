@@ -59,7 +59,7 @@ struct ApplyCommand: AsyncParsableCommand {
 
     func run(progress: RunProgress) async throws {
         if let planFile { return try await applyRun.applySaved(planFile, expectDigest: expectDigest, progress: progress) }
-        try await applyRun.apply(manifest: manifest, state: state, progress: progress)
+        try await applyRun.apply(progress: progress)
     }
 
     var applyRun: ApplyRun {

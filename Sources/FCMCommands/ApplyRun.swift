@@ -21,9 +21,10 @@ struct ApplyRun {
     var presentation: ApplyPresentation { ApplyPresentation(output: output, showTokens: run.showTokens) }
 
     /// Plans from the manifests, the state and FCM, then applies under the state lock.
-    func apply(manifest: ManifestOptions, state: StateOptions, progress: RunProgress) async throws {
+    func apply(progress: RunProgress) async throws {
         let settings = run.settings(adoptExisting: adoptExisting, targeting: target.targeting)
-        let (session, runTarget) = try RunStart.open(manifest: manifest, state: state, settings: settings, format: output.format, progress: progress)
+        let (session, runTarget) = try RunStart.open(
+            manifest: ManifestOptions(manifests: manifestPaths), state: state, settings: settings, format: output.format, progress: progress)
         let connection = try RunStart.connect(session, runTarget)
         defer { connection.shutdown() }
         let store = session.openStore()

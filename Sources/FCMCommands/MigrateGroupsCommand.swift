@@ -55,7 +55,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
             manifestPaths: manifest.manifests, state: state, run: run, output: try OutputOptions.parse([]), locking: try LockOptions.parse([]),
             target: target, autoApprove: true)
         console.out("The fan-out check passed; deleting the FCM device groups:")
-        try await deletion.apply(manifest: manifest, state: state, progress: .silent)
+        try await deletion.apply(progress: .silent)
     }
 
     /// Adds `mode: local` under each group's key, then lets the formatter put it in canonical order.

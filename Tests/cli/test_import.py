@@ -103,3 +103,22 @@ def test_an_existing_group_is_adopted_only_when_asked(tmp_path):
         assert run(["plan", "--detailed-exitcode"] + common, emulator).returncode == 0
     finally:
         emulator.stop()
+
+
+def test_registrations_without_subscriptions_import_as_a_comment(tmp_path):
+    """Nothing to import is a file that says so (the formatter once refused a file of comments alone)."""
+    emulator = Emulator()
+    try:
+        emulator.register(DEVICES[0])
+        directory = tmp_path / "fcm"
+        directory.mkdir()
+        (directory / "project.yaml").write_text(f'project: {{id: {PROJECT}, senderId: "{SENDER}"}}\n')
+        registrations = tmp_path / "registrations.txt"
+        registrations.write_text(DEVICES[0] + "\n")
+        result = run(["import", "subscriptions", "--registrations", str(registrations), "--dry-run", "-f", str(directory)], emulator)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("# Imported by `fcmctl import subscriptions` on ") and result.stdout.endswith(
+            ": no subscriptions found.\n"), result.stdout
+        assert "nothing was recorded" in result.stderr
+    finally:
+        emulator.stop()
