@@ -29,7 +29,9 @@ extension ApplyRun {
         let connection = try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) }
         defer { connection.shutdown() }
         presentation.printPlan(application.plan, deviceNames: saved.registrationNames, unchangedRead: application.unchangedRead)
-        try surfacingNow { try RemovalLimit.check(application.plan, limit: [saved.maxRemovals, maxRemovals].compactMap { $0 }.min()) }
+        if let refusal = RemovalLimit.refusal(application.plan, limit: [saved.maxRemovals, maxRemovals].compactMap { $0 }.min()) {
+            throw fail(refusal.headline(Redactor(showTokens: run.showTokens)))
+        }
         let operation = "apply \((path as NSString).lastPathComponent)"
         try await session.withStateLock(store, operation: operation, options: locking) { lock in
             let outcome = try await application.apply(transaction(session, service: connection.service, store: store, lock: lock), desired: desired)

@@ -29,7 +29,7 @@ struct ApplyRun {
         defer { connection.shutdown() }
         let store = session.openStore()
         try await session.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", options: locking) { lock in
-            try await apply(runTarget.desired, transaction: transaction(session, service: connection.service, store: store, lock: lock))
+            try await apply(runTarget, transaction: transaction(session, service: connection.service, store: store, lock: lock))
         }
     }
 
@@ -41,14 +41,25 @@ struct ApplyRun {
         return transaction
     }
 
-    func apply(_ declared: DesiredState, transaction: ApplyTransaction) async throws {
+    func apply(_ runTarget: RunTarget, transaction: ApplyTransaction) async throws {
         let session = transaction.session
-        let computed = try await session.computePlan(declared, service: transaction.service, store: transaction.store)
+        var computed = try await session.computePlan(
+            runTarget.desired, service: transaction.service, store: transaction.store, manifest: runTarget.manifest)
+        if let refusal = RemovalLimit.refusal(computed.plan, limit: maxRemovals) { computed.plan.refusals.append(refusal) }
         RunRecord.current?.project = computed.desired.project.id
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.err(warning) }
         presentation.printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
-        try RemovalLimit.check(computed.plan, limit: maxRemovals)
+        if !computed.plan.refusals.isEmpty {
+            // The documents have no apply to report: the refused plan is the document, as `plan` shows it.
+            if output.format == .json || output.format == .markdown {
+                try PlanPresentation(
+                    computed: computed, output: output, showTokens: run.showTokens, savedTo: nil, digest: nil, targeting: target.targeting,
+                    targetWarning: nil, title: "fcmctl apply (refused)"
+                ).show()
+            }
+            if let refusal = RefusedPlan.ending(computed.plan, showTokens: run.showTokens) { throw refusal }
+        }
         if dryRun {
             DryRunRequests(redactor: Redactor(showTokens: run.showTokens)).print(computed, service: transaction.service)
             return

@@ -45,22 +45,27 @@ struct PlanCommand: AsyncParsableCommand {
         let connection = try RunStart.connect(session, runTarget)
         defer { connection.shutdown() }
         let store = session.openStore()
-        let computed = try await surfacing {
+        var computed = try await surfacing {
             try await session.withStateLock(store, operation: "plan", lock: locking.lock, timeout: locking.lockTimeout.duration) { _ in
-                try await session.computePlan(runTarget.desired, service: connection.service, store: store, mode: refresh)
+                try await session.computePlan(
+                    runTarget.desired, service: connection.service, store: store, mode: refresh, manifest: runTarget.manifest)
             }
         }
+        if let refusal = RemovalLimit.refusal(computed.plan, limit: rails.maxRemovals) { computed.plan.refusals.append(refusal) }
         RunRecord.current?.project = computed.desired.project.id
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         if refresh == .changed { console.err(computed.refresh.line) }
-        try surfacingNow { try rails.check(computed.plan) }
-        let digest = try out.flatMap { try save(computed, to: $0, target: runTarget) }
+        // A refused plan is shown, never saved: there is nothing in it to apply.
+        let refused = !computed.plan.refusals.isEmpty
+        if refused, let out { console.err("The plan was not saved to \(out): it is refused.") }
+        let digest = refused ? nil : try out.flatMap { try save(computed, to: $0, target: runTarget) }
         try PlanPresentation(
-            computed: computed, output: output, showTokens: run.showTokens, savedTo: out, digest: digest, targeting: target.targeting,
+            computed: computed, output: output, showTokens: run.showTokens, savedTo: refused ? nil : out, digest: digest, targeting: target.targeting,
             targetWarning: target.warning(Redactor(showTokens: run.showTokens))
         ).show()
         session.reportStatistics()
+        if let refusal = RefusedPlan.ending(computed.plan, showTokens: run.showTokens) { throw refusal }
         let unreadable = session.reportUnreadable(computed.observed)
         if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
         if detailedExitcode && computed.plan.hasChanges { throw ExitCode(ExitCodes.changesPresent) }

@@ -12,6 +12,8 @@ struct PlanPresentation {
     let digest: String?
     let targeting: PlanTargeting
     let targetWarning: String?
+    /// The comment's title: `fcmctl plan`, or the command that computed the plan.
+    var title = "fcmctl plan"
 
     func show() throws {
         let redactor = Redactor(showTokens: showTokens)
@@ -20,7 +22,7 @@ struct PlanPresentation {
             redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers,
             palette: output.palette(console: Console.current), unchangedRead: computed.refresh.unchangedRead)
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: computed.desired.deviceNames)
-        let (out, digest, output, targeting, targetWarning) = (savedTo, self.digest, self.output, self.targeting, self.targetWarning)
+        let (out, digest, output, targeting, targetWarning, title) = (savedTo, self.digest, self.output, self.targeting, self.targetWarning, self.title)
         try Presenter(options: output, secret: redactor.showTokens).show(
             Presentation(
                 text: {
@@ -35,12 +37,12 @@ struct PlanPresentation {
                 },
                 markdown: { maxChars in
                     PlanMarkdownRenderer(
-                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, project: computed.desired.project.id, digest: digest
-                    )
+                        labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: title, project: computed.desired.project.id,
+                        digest: digest)
                     .render(
                         computed.plan, refresh: computed.refresh,
                         extra: computed.deprecations.map { "⚠️ " + $0.message } + (targetWarning.map { [String($0.dropFirst(9))] } ?? []))
                 },
-                annotations: computed.plan.notes))
+                annotations: computed.plan.refusalDiagnostics(redactor) + computed.plan.notes))
     }
 }

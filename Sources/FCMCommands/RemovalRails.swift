@@ -11,6 +11,4 @@ struct RemovalRails: ParsableArguments {
     func validate() throws {
         if let maxRemovals, maxRemovals < 0 { throw ValidationError("--max-removals must not be negative") }
     }
-
-    func check(_ plan: Plan, limit: Int? = nil) throws { try RemovalLimit.check(plan, limit: limit ?? maxRemovals) }
 }

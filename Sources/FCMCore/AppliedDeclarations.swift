@@ -48,6 +48,9 @@ package struct AppliedDeclarations: Hashable, Sendable {
         return changed
     }
 
+    /// Whether the last apply's manifests declared the registration in a topic.
+    package func declares(_ registration: Registration) -> Bool { registrations[Self.fnv(registration.value)] != nil }
+
     /// Declared groups whose members differ from the last apply, and new ones.
     package func changedGroups(in desired: DesiredState) -> Set<String> {
         let now = Self.of(DesiredState(project: desired.project, groups: desired.groups)).groups

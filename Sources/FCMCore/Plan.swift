@@ -80,6 +80,16 @@ package struct Plan: Hashable, Sendable {
     package var topics: [TopicChange]
     /// Differences that fcmctl will not act on (observe-only topics, gone registrations): drift to report.
     package var findings: [PlanFinding]
+    /// Why each removal is in the plan (empty for a plan read back from a file, which does not keep them).
+    package var causes = RemovalCauses()
+    /// A device's old registration → its new one, for devices that rotated: the applier keeps the old one's
+    /// subscriptions unless the new one's succeeded.
+    package var successors: [Registration: Registration] = [:]
+    /// Registrations FCM would not tell about in this plan's refresh: while any is left, the plan cannot say
+    /// that FCM matches the manifest.
+    package var unreadable = 0
+    /// Why this plan may not be applied; empty when it may. A refused plan is shown whole, then the run ends.
+    package var refusals: [PlanRefusal] = []
 
     package init(groups: [GroupChange] = [], topics: [TopicChange] = [], findings: [PlanFinding] = []) {
         self.groups = groups
@@ -88,6 +98,18 @@ package struct Plan: Hashable, Sendable {
     }
 
     package var hasChanges: Bool { !groups.isEmpty || !topics.isEmpty }
+
+    /// Nothing to change and nothing left unknown: no registration unread, none declared that FCM does not
+    /// know, no observe-only difference. Only then may a view say that FCM matches the manifest.
+    package var inSync: Bool {
+        !hasChanges && unreadable == 0
+            && !findings.contains {
+                switch $0 {
+                case .registrationGone, .observeOnlyDiffers, .groupNotInState: true
+                default: false
+                }
+            }
+    }
 
     package var summary: PlanSummary {
         var summary = PlanSummary()

@@ -109,7 +109,9 @@ package struct ApplyTransaction {
         }
         ledger = applied
         if let declared {
-            let unsettled = report.outcomes.filter { if case .gone = $0.status { false } else { true } }
+            // A registration FCM called gone when it was to be subscribed was never seen working: it stays out of
+            // what the last apply declared, so the next plan checks it again as one the manifest introduces.
+            let unsettled = report.outcomes.filter { if case .gone = $0.status { $0.action == "subscribe" } else { true } }
             ledger.recordApplied(
                 declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledGroups: unsettled.map(\.address))
         }

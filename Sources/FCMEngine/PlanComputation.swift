@@ -1,5 +1,6 @@
 import FCMClient
 import FCMCore
+import FCMManifest
 import FCMReconcile
 import Foundation
 
@@ -20,8 +21,11 @@ package struct ComputedPlan {
 extension Session {
     /// Reads the state, refreshes what the manifests and the state name from FCM, and plans: the use case
     /// behind plan, apply and drift.
+    /// With the `manifest` as written, every removal gets its cause, and registrations the plan introduces
+    /// that FCM does not know refuse the plan (drift passes none: it reports, it does not plan).
     package func computePlan(
-        _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false
+        _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false,
+        manifest: Manifest? = nil
     ) async throws -> ComputedPlan {
         var desired = declared
         let snapshot = try await readState(store)
@@ -68,7 +72,18 @@ extension Session {
         var plan = settings.targeting.apply(
             to: Planner.plan(desired: scope.plannedDesired, ledger: ledger, observed: observed, adoptExisting: settings.adoptExisting),
             deviceNames: desired.deviceNames)
-        plan.findings += Self.rotations(snapshot.ledger.rotations(in: scope.plannedDesired), plan: plan)
+        let rotations = snapshot.ledger.rotations(in: scope.plannedDesired)
+        plan.findings += Self.rotations(rotations, plan: plan)
+        plan.successors = Dictionary(rotations.map { ($0.old, $0.new) }) { first, _ in first }
+        plan.unreadable = observed.unreadable.count
+        if let manifest {
+            plan.causes = RemovalExplanation(manifest: manifest, desired: declared, currentNames: declared.deviceNames, ledger: ledger)
+                .causes(of: plan)
+            let unknown = IntroducedRegistrations.unknown(
+                desired: scope.plannedDesired, ledger: snapshot.ledger, observed: observed, manifest: manifest,
+                replaced: Dictionary(rotations.map { ($0.new, $0.old) }) { first, _ in first })
+            if !unknown.isEmpty { plan.refusals.append(.unknownRegistrations(unknown)) }
+        }
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
         for notice in deprecations { notices.warning(notice.message) }

@@ -8,6 +8,8 @@ import Foundation
 /// where the state is as a side effect.
 package struct RunTarget {
     package var desired: DesiredState
+    /// The manifests as written: selectors, labels and excludes, which say why a plan removes what it removes.
+    package var manifest: Manifest
     /// sha256 of the manifest files read: what a saved plan records and checks.
     package var manifestDigest: String
     package var statePath: String
@@ -30,7 +32,7 @@ package struct RunTarget {
         let statePath = try StatePaths.resolve(
             override: stateOverride ?? loaded.manifest.state?.resolvedLocation, manifests: manifestPaths)
         return RunTarget(
-            desired: desired, manifestDigest: ManifestDigest.of(loaded.sources), statePath: statePath,
+            desired: desired, manifest: loaded.manifest, manifestDigest: ManifestDigest.of(loaded.sources), statePath: statePath,
             project: ProjectBinding.addressed(desired.project, environment: environment))
     }
 }

@@ -101,14 +101,21 @@ package struct Applier: Sendable {
         let size = service.topicBatchSize
         await applyBatches(Self.batches(plan.topics, .subscribe, size: size), run: run)
         var removals: [SubscriptionBatches.List] = []
+        // A rotated device's old registration stays subscribed unless every new subscription of its new one
+        // was made: a new token FCM does not know must not cost the device the one that works.
+        let unconfirmed = run.failedAdditions.union(run.goneAdditions)
+        let heldForSuccessor = Set(plan.successors.filter { unconfirmed.contains($0.value) }.keys)
         for topic in plan.topics where !topic.removed.isEmpty {
-            guard !run.failedAdditions.isEmpty else {
+            guard !run.failedAdditions.isEmpty || !heldForSuccessor.isEmpty else {
                 removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: topic.removed))
                 continue
             }
-            let kept = topic.removed.filter { !run.failedAdditions.contains($0) }
+            let kept = topic.removed.filter { !run.failedAdditions.contains($0) && !heldForSuccessor.contains($0) }
             let held = topic.removed.filter { run.failedAdditions.contains($0) }
             run.notAttempted(topic.address, "unsubscribe", held, reason: "kept because a new subscription of the same registration failed")
+            let rotated = topic.removed.filter { heldForSuccessor.contains($0) && !run.failedAdditions.contains($0) }
+            run.notAttempted(
+                topic.address, "unsubscribe", rotated, reason: "kept because the device's new registration could not be subscribed")
             if !kept.isEmpty { removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: kept)) }
         }
         await applyBatches(SubscriptionBatches(removals, size: size), run: run)
@@ -204,6 +211,8 @@ package struct Applier: Sendable {
 
         /// Registrations whose new subscription failed in this run: their old ones are kept.
         var failedAdditions = Set<Registration>()
+        /// Registrations FCM called gone when subscribing them in this run.
+        var goneAdditions = Set<Registration>()
     }
 
     func applyGroup(_ change: GroupChange, observed: ObservedGroup?, run: Run) async {
@@ -388,6 +397,7 @@ package struct Applier: Sendable {
             case .registrationGone(let reason):
                 event.applyGone(to: &run.ledger)
                 gone.append(firstID + offset)
+                if batch.action == .subscribe { run.goneAdditions.insert(registration) }
                 run.report.outcomes.append(
                     OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
             case .failed(let code):

@@ -43,8 +43,36 @@ package enum DocumentJSON {
         ]
         if let names = devices(change.added, labeler) { fields.append(("added_devices", names)) }
         if let names = devices(change.removed, labeler) { fields.append(("removed_devices", names)) }
+        if !change.causes.isEmpty { fields.append(("removed_causes", .array(change.causes.map { cause($0, type: change.type) }))) }
         fields.append(("notes", .array(change.notes.map { .string($0) })))
         return .object(fields)
+    }
+
+    /// Why one registration is removed: `cause` (the kind), the words, and what the kind is about.
+    package static func cause(_ cause: RemovalCause?, type: String) -> JSONTree {
+        guard let cause else { return .null }
+        var fields: [(String, JSONTree)] = [("cause", .string(cause.kind)), ("message", .string(cause.reason(in: type)))]
+        if let device = cause.device { fields.append(("device", .string(device))) }
+        if case .labelMismatch(_, let label, let wanted, let value) = cause {
+            fields += [("label", .string(label)), ("wanted", .array(wanted.map { .string($0) })), ("value", .optional(value))]
+        }
+        return .object(fields)
+    }
+
+    /// Why a plan may not be applied: each refusal's kind and sentence, and its placed problems.
+    package static func refusals(_ plan: Plan, redactor: Redactor) -> JSONTree {
+        .array(
+            plan.refusals.map { refusal in
+                let kind =
+                    switch refusal {
+                    case .tooManyRemovals: "max_removals"
+                    case .unknownRegistrations: "unknown_registrations"
+                    }
+                return .object([
+                    ("kind", .string(kind)), ("message", .string(refusal.headline(redactor))),
+                    ("problems", .array(refusal.diagnostics(redactor).map { diagnostic($0, redactor: redactor) })),
+                ])
+            })
     }
 
     package static func diagnostic(_ diagnostic: Diagnostic, redactor: Redactor) -> JSONTree {
@@ -87,6 +115,7 @@ package enum DocumentJSON {
             ("changes", .array(changes.map { change($0, labeler: labeler) })),
             ("notes", .array(plan.notes.map { diagnostic($0, redactor: labeler.redactor) })),
         ]
+        if !plan.refusals.isEmpty { fields.append(("refusals", refusals(plan, redactor: labeler.redactor))) }
         if let refresh { fields.append(("refresh", refresh.json)) }
         return fields
     }

@@ -20,6 +20,8 @@ package struct ObjectChange: Sendable {
     package var ownership: Ownership?
     package var added: [Registration]
     package var removed: [Registration]
+    /// Why each of `removed` goes, index by index; empty when the plan does not say (a saved plan read back).
+    package var causes: [RemovalCause?] = []
     /// Known registrations that keep their membership; nil when they were not read (a topic under
     /// `--refresh=changed` reads only the registrations whose declaration changed, so a count would lie).
     package var unchanged: Int?
@@ -28,6 +30,18 @@ package struct ObjectChange: Sendable {
     package var location: SourceLocation?
 
     package var size: Int { added.count + removed.count }
+
+    /// The cause of `removed[index]`, if the plan gave one.
+    package func cause(at index: Int) -> RemovalCause? { index < causes.count ? causes[index] : nil }
+
+    /// Removals counted by what they have in common (`RemovalCause.summary`), most first, then by wording.
+    package static func causeCounts(_ changes: [ObjectChange]) -> [(summary: String, count: Int)] {
+        var counts: [String: Int] = [:]
+        for change in changes {
+            for cause in change.causes.compactMap({ $0 }) { counts[cause.summary(in: change.type), default: 0] += 1 }
+        }
+        return counts.map { ($0.key, $0.value) }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
+    }
 
     /// Deletes the object or removes a member or subscription: what a reviewer must see first.
     package var removes: Bool { action == .delete || !removed.isEmpty }
@@ -46,6 +60,7 @@ package struct ObjectChange: Sendable {
                 address: group.address, type: "group", name: group.name, action: action, ownership: nil,
                 added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged,
                 location: desired?.groups[group.name]?.location)
+            if let causes = plan.causes.groups[group.name] { change.causes = group.removed.map { causes[$0] } }
             if group.steps.count > 1 { change.notes.append("\(group.steps.count) requests, in order, keeping the group within 1 to 20 members") }
             if group.action == .delete { change.notes.append("removing the last member deletes the group and its notification key") }
             return change
@@ -54,6 +69,7 @@ package struct ObjectChange: Sendable {
                 var change = ObjectChange(
                     address: topic.address, type: "topic", name: topic.name, action: .update, ownership: topic.ownership, added: topic.added,
                     removed: topic.removed, unchanged: unchangedRead ? topic.unchanged : nil, location: desired?.topics[topic.name]?.location)
+                if let causes = plan.causes.topics[topic.name] { change.causes = topic.removed.map { causes[$0] } }
                 if topic.ownership == .authoritative && !topic.removed.isEmpty {
                     change.notes.append("authoritative: removes subscriptions of known registrations that the manifest does not declare")
                 }

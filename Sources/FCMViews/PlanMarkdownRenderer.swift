@@ -58,6 +58,7 @@ package struct PlanMarkdownRenderer {
         var text = "\(marker)\n### \(MarkdownText.inline(title))"
         if let project { text += " · project \(MarkdownText.code(project))" }
         text += "\n\n"
+        text += refusalBanner(plan)
         // A quarter of the budget at most, so the table and the sections keep room at any --max-chars.
         text += RemovalBanner(labeler: labeler, maxChars: maxChars / 4).render(removing, summary: plan.summary)
         // Only a well-formed digest goes into a code span; it is hex, so nothing in it can close the span.
@@ -65,12 +66,27 @@ package struct PlanMarkdownRenderer {
             text += "Plan digest: `\(digest)` (the merge job applies it with `--expect-digest \(digest)`)\n\n"
         }
         guard plan.hasChanges else {
-            text += "**No changes.** FCM matches the manifest.\n\n"
+            text += plan.inSync ? "**No changes.** FCM matches the manifest.\n\n" : "**\(MarkdownText.inline(plan.noChangeLine))**\n\n"
             return text + notes(plan.notes, extra: extra, refresh: refresh)
         }
         text += Self.table(ActionCounts(changes))
         text += "\n`\(plan.summary.line)`\n\n"
         return text + notes(plan.notes, extra: extra, refresh: refresh)
+    }
+
+    /// A refused plan: the reasons first, each of its registrations with its place, then the plan as it is.
+    func refusalBanner(_ plan: Plan) -> String {
+        guard !plan.refusals.isEmpty else { return "" }
+        let redactor = labeler.redactor
+        var text = "> [!CAUTION]\n> **This plan is refused: nothing will be applied.** Below is what it would have done.\n>\n"
+        for refusal in plan.refusals { text += "> - \(MarkdownText.inline(refusal.headline(redactor)))\n" }
+        let placed = plan.refusalDiagnostics(redactor).filter { $0.location != nil }
+        for diagnostic in placed.prefix(20) {
+            let place = diagnostic.location.map { MarkdownText.code("\($0.file):\($0.line):\($0.column)") + " " } ?? ""
+            text += ">   - \(place)\(MarkdownText.inline(diagnostic.message))\n"
+        }
+        if placed.count > 20 { text += ">   - … and \(placed.count - 20) more\n" }
+        return text + "\n"
     }
 
     package static func table(_ counts: ActionCounts) -> String {
@@ -113,7 +129,9 @@ package struct PlanMarkdownRenderer {
     package func memberFence(_ change: ObjectChange) -> String {
         let total = change.added.count + change.removed.count
         guard total > 0 else { return "" }
-        var lines = change.removed.prefix(maxMembers).map { "- \(labeler.label($0))" }
+        var lines = change.removed.prefix(maxMembers).enumerated().map { index, registration in
+            "- \(labeler.label(registration))" + (change.cause(at: index).map { "  (\($0.reason(in: change.type)))" } ?? "")
+        }
         lines += change.added.prefix(max(0, maxMembers - change.removed.count)).map { "+ \(labeler.label($0))" }
         if total > maxMembers { lines.append("# … and \(total - maxMembers) more") }
         return MarkdownText.fencedBlock(lines, info: "diff") + "\n"

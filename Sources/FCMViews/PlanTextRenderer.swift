@@ -20,9 +20,9 @@ package struct PlanTextRenderer {
     }
 
     package func render(_ plan: Plan) -> [String] {
-        var lines: [String] = []
+        var lines = refusalBanner(plan)
         guard plan.hasChanges else {
-            lines.append("No changes. FCM matches the manifest.")
+            lines.append(plan.noChangeLine)
             return lines
         }
         for change in ObjectChange.of(plan, unchangedRead: unchangedRead) {
@@ -34,11 +34,18 @@ package struct PlanTextRenderer {
                 let unchanged = change.unchanged.map { "\($0) unchanged" } ?? "unchanged: not read"
                 lines.append(palette.yellow("~ \(change.address)") + "  +\(change.added.count) −\(change.removed.count) (\(unchanged))")
             }
-            lines += memberLines(added: change.added, removed: change.removed)
+            lines += memberLines(added: change.added, removed: change.removed, causes: change.causes, type: change.type)
         }
         lines.append("")
         lines.append(plan.summary.line)
         return lines
+    }
+
+    /// A refused plan says so before anything else, and still shows what it would have done.
+    func refusalBanner(_ plan: Plan) -> [String] {
+        guard !plan.refusals.isEmpty else { return [] }
+        return [palette.red("Refused: this plan will not be applied, and nothing was sent.")]
+            + plan.refusals.map { "  - \($0.headline(labeler.redactor))" } + ["The plan it refused:", ""]
     }
 
     /// Warnings about the plan (drift fcmctl will not act on): diagnostics, so they go to stderr.
@@ -47,9 +54,12 @@ package struct PlanTextRenderer {
     }
 
     /// Removals first: with more members than `--max-members`, additions are cut before any removal is.
-    package func memberLines(added: [Registration], removed: [Registration]) -> [String] {
+    package func memberLines(added: [Registration], removed: [Registration], causes: [RemovalCause?] = [], type: String = "topic") -> [String] {
         let total = added.count + removed.count
-        var lines = removed.prefix(membersShownPerObject).map { palette.red("    − \(labeler.label($0))") }
+        var lines = removed.prefix(membersShownPerObject).enumerated().map { index, registration in
+            let why = index < causes.count ? causes[index].map { "  (\($0.reason(in: type)))" } ?? "" : ""
+            return palette.red("    − \(labeler.label(registration))") + why
+        }
         lines += added.prefix(max(0, membersShownPerObject - removed.count)).map { palette.green("    + \(labeler.label($0))") }
         if total > membersShownPerObject { lines.append("    … and \(total - membersShownPerObject) more") }
         return lines

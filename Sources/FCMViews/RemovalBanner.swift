@@ -18,6 +18,14 @@ package struct RemovalBanner {
         if summary.membersToRemove > 0 { counts.append(plural(summary.membersToRemove, "group member") + " removed") }
         if summary.subscriptionsToRemove > 0 { counts.append(plural(summary.subscriptionsToRemove, "topic subscription") + " removed") }
         var text = "> [!CAUTION]\n> **This plan deletes or removes:** \(counts.joined(separator: ", ")). Listed first below.\n>\n"
+        // Why, counted: "38 × the device has no label role any more" is what tells a renamed column from a clean-up.
+        let causes = ObjectChange.causeCounts(removing)
+        if !causes.isEmpty {
+            text += "> **Why:**\n"
+            for (summary, count) in causes.prefix(8) { text += "> - **\(count)** × \(MarkdownText.inline(summary))\n" }
+            if causes.count > 8 { text += "> - … and \(causes.count - 8) more causes: in the sections below\n" }
+            text += ">\n"
+        }
         var length = text.count
         for (index, change) in removing.enumerated() {
             let line = "> - \(self.line(change))\n"

@@ -1,0 +1,41 @@
+import FCMCore
+
+extension RemovalCause {
+    /// Why, beside a removed registration (whose device the label already names). `type` is `group` or
+    /// `topic`, the kind of object it leaves.
+    package func reason(in type: String) -> String {
+        switch self {
+        case .objectUndeclared: "the \(type) is no longer declared in the manifests"
+        case .groupEmptied: "the group is declared with no members"
+        case .groupMadeLocal: "the group is now declared mode: local (kept by fcmctl, not FCM)"
+        case .deviceUndeclared: "the device is no longer declared (it left its device file or manifest)"
+        case .rotated: "the device's registration changed (rotation): its new one replaces this one"
+        case .labelMismatch(_, let label, let wanted, let value):
+            "label \(label): \(Self.wanted(wanted)) → \(value.map { "'\($0)'" } ?? "none"), no longer matches the selector"
+        case .excluded: "listed under exclude"
+        case .memberDropped: "no longer listed among the members"
+        case .undeclaredSubscriber: "not declared, and subscribed outside fcmctl (authoritative topic)"
+        }
+    }
+
+    /// What removals of one kind have in common, for a count in the banner: the device left out, so every
+    /// device whose label went the same way is counted together.
+    package func summary(in type: String) -> String {
+        switch self {
+        case .labelMismatch(_, let label, let wanted, let value):
+            value == nil
+                ? "the device has no label \(label) any more (the selector wants \(label)=\(Self.wanted(wanted)))"
+                : "the device's label \(label) is no longer \(Self.wanted(wanted))"
+        case .deviceUndeclared: "the device is no longer declared (it left its device file or manifest)"
+        case .rotated: "the device's registration changed (rotation)"
+        case .excluded: "the device is listed under exclude"
+        case .memberDropped: "the member is no longer listed"
+        case .undeclaredSubscriber: "subscribed outside fcmctl and not declared (authoritative)"
+        default: reason(in: type)
+        }
+    }
+
+    static func wanted(_ values: [String]) -> String {
+        values.count == 1 ? "'\(values[0])'" : "one of " + values.map { "'\($0)'" }.joined(separator: ", ")
+    }
+}
