@@ -47,6 +47,7 @@ struct ApplyRun {
             runTarget.desired, service: transaction.service, store: transaction.store, manifest: runTarget.manifest)
         if let refusal = RemovalLimit.refusal(computed.plan, limit: maxRemovals) { computed.plan.refusals.append(refusal) }
         RunRecord.current?.project = computed.desired.project.id
+        session.progress.planned(computed.plan)
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.err(warning) }
         presentation.printPlan(computed.plan, deviceNames: computed.desired.deviceNames)

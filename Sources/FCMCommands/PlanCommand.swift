@@ -53,6 +53,7 @@ struct PlanCommand: AsyncParsableCommand {
         }
         if let refusal = RemovalLimit.refusal(computed.plan, limit: rails.maxRemovals) { computed.plan.refusals.append(refusal) }
         RunRecord.current?.project = computed.desired.project.id
+        session.progress.planned(computed.plan)
         PlanTextRenderer.printNotes(computed.plan)
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
         if refresh == .changed { console.err(computed.refresh.line) }

@@ -30,6 +30,7 @@ extension Session {
         var desired = declared
         let snapshot = try await readState(store)
         try checkProject(snapshot, store: store)
+        try TargetCheck.check(settings.targeting, desired: desired, ledger: snapshot.ledger)
         let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
         let usesIID = desired.project.topicAPI == .iid
         if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: world.now()) {
@@ -82,7 +83,16 @@ extension Session {
             let unknown = IntroducedRegistrations.unknown(
                 desired: scope.plannedDesired, ledger: snapshot.ledger, observed: observed, manifest: manifest,
                 replaced: Dictionary(rotations.map { ($0.new, $0.old) }) { first, _ in first })
-            if !unknown.isEmpty { plan.refusals.append(.unknownRegistrations(unknown)) }
+            if !unknown.isEmpty {
+                plan.refusals.append(.unknownRegistrations(unknown))
+                // The refusal says it with the device's line; "remove it from the manifest" would be the wrong advice.
+                let introduced = Set(unknown.map(\.registration))
+                plan.findings.removeAll {
+                    if case .registrationGone(_, let registration, _, _, _) = $0 { return introduced.contains(registration) }
+                    if case .rotated(_, _, let new) = $0 { return introduced.contains(new) }
+                    return false
+                }
+            }
         }
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())

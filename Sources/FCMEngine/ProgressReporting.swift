@@ -1,9 +1,13 @@
+import FCMCore
+
 /// Where refresh and apply report how far they got: the view's progress line and event stream, or nothing.
 package protocol ProgressReporting: Sendable {
     func beginPhase(_ name: String, total: Int)
     func advance(_ count: Int)
     func endPhase()
     func object(address: String, status: String, operations: Int)
+    /// The plan computed: what it removes and why, and whether it is refused.
+    func planned(_ plan: Plan)
 }
 
 package struct NoProgress: ProgressReporting {
@@ -12,4 +16,5 @@ package struct NoProgress: ProgressReporting {
     package func advance(_ count: Int) {}
     package func endPhase() {}
     package func object(address: String, status: String, operations: Int) {}
+    package func planned(_ plan: Plan) {}
 }

@@ -109,5 +109,7 @@ package struct ManifestTopic: Sendable {
     package var membersLocation: SourceLocation
     package var ownership: Located<Ownership>?
     package var protect: Located<Bool>?
+    /// `allowEmpty: true`: the topic may have no members (a selector matching no device is then not an error).
+    package var allowEmpty: Located<Bool>? = nil
     package var location: SourceLocation
 }

@@ -175,6 +175,7 @@ struct ManifestDecoder {
             switch key {
             case "ownership": topic.ownership = located(choice(value, what: "\(owner) ownership", Ownership.self), value)
             case "protect": topic.protect = located(bool(value, what: "\(owner) protect"), value)
+            case "allowEmpty": topic.allowEmpty = located(bool(value, what: "\(owner) allowEmpty"), value)
             default:
                 topic.membersLocation = value.location
                 if case .mapping = value.value {

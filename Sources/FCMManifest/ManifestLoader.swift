@@ -135,6 +135,16 @@ package struct ManifestLoader: Sendable {
             }
             part.devices[device.name] = device
         }
+        // An export that came out empty is the commonest way to lose a fleet: its devices' subscriptions would all
+        // be removed. A file that is meant to hold no devices is better left out of `deviceFiles`.
+        if part.devices.isEmpty && reader.diagnostics.isEmpty {
+            diagnostics.append(
+                .error(
+                    "the device file \(entry.value) holds no devices\(format == .csv && !bytes.isEmpty ? " (a header and no rows)" : ""): "
+                        + "an export that came out empty would remove every subscription of its devices. Check the export; if the file is "
+                        + "meant to be empty, take it out of deviceFiles",
+                    at: entry.location))
+        }
         diagnostics.append(contentsOf: reader.diagnostics)
         return part
     }

@@ -8,7 +8,7 @@ package enum ManifestSchema {
     package static let defaults = ["ownership", "protect", "groupMode"]
     package static let device = ["token", "fid", "labels"]
     package static let group = ["mode", "protect", "members"]
-    package static let topic = ["ownership", "protect", "members"]
+    package static let topic = ["ownership", "protect", "allowEmpty", "members"]
     package static let topicMembers = ["selector", "include", "exclude"]
     package static let explicitMember = ["token", "fid"]
     package static let stateBackends = ["local", "gcs"]

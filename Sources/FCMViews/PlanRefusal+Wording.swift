@@ -55,6 +55,6 @@ extension Plan {
         if observeOnly > 0 { gaps.append("\(plural(observeOnly, "observe-only topic")) differ\(observeOnly == 1 ? "s" : "")") }
         let unmanaged = findings.filter { if case .groupNotInState = $0 { true } else { false } }.count
         if unmanaged > 0 { gaps.append("\(plural(unmanaged, "declared group")) in FCM \(unmanaged == 1 ? "is" : "are") not in the state") }
-        return "No changes planned, but FCM does not match the manifest: \(gaps.joined(separator: "; ")) (see the warnings)."
+        return "No changes planned, but FCM does not match the manifest: \(gaps.joined(separator: "; "))."
     }
 }

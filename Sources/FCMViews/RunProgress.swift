@@ -71,6 +71,22 @@ package final class RunProgress: @unchecked Sendable {
         event([("event", .string("object")), ("address", .string(address)), ("status", .string(status)), ("operations", .int(operations))])
     }
 
+    /// One event per object a plan removes from, with its removals counted by cause (`removed_causes`'s kinds),
+    /// and one per refusal: a machine reading the stream learns why before the run ends.
+    package func planned(_ plan: Plan) {
+        guard eventSink != nil else { return }
+        for change in ObjectChange.of(plan) where change.removes {
+            var counts: [String: Int] = [:]
+            for cause in change.causes.compactMap({ $0 }) { counts[cause.kind, default: 0] += 1 }
+            event([
+                ("event", .string("removals")), ("address", .string(change.address)), ("action", .string(change.action.rawValue)),
+                ("count", .int(change.removed.count)),
+                ("causes", .object(counts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ])
+        }
+        for refusal in plan.refusals { event([("event", .string("refused")), ("message", .string(refusal.headline(Redactor(showTokens: false))))]) }
+    }
+
     package func finish(exitCode: Int32, summary: [(String, JSONTree)] = []) {
         event([("event", .string("finish")), ("exit_code", .int(Int(exitCode)))] + summary)
     }

@@ -31,20 +31,43 @@ import Testing
         let emulator = try await InProcessEmulator()
         let workspace = try Workspace()
         let gone = token(9, prefix: "gone")
-        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\"]\n")
+        // Known first: fcmctl subscribed it to one topic while it worked; then it is declared in another too.
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(gone)\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let env = ["FCM_EMULATOR_HOST": emulator.host]
         #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
-        // Uninstalled between the plan's refresh and the request: met while applying.
-        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(gone)\"]\n")
-        let planFile = workspace.url.appendingPathComponent("p.plan").path
-        #expect(try await CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
-        _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(gone)\"}]}")
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(gone)\"]\n  alerts: [\"\(gone)\"]\n")
         #expect(try await emulator.admin("DELETE", "/emulator/v1/registrations/\(gone)").0 == 200)
         let apply = try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env)
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("is no longer registered with FCM"), "\(apply.stderr)")
         #expect(!apply.stdout.contains("warning"))
+        #expect(apply.stdout.contains("No changes planned, but FCM does not match the manifest"), "\(apply.stdout)")
+    }
+
+    /// A registration fcmctl never saw working and FCM does not know (a token cut short in an export) refuses the
+    /// plan, in plan and in apply, with its place; nothing is sent, and a rotation's old token keeps its topics.
+    @Test func aNewRegistrationFCMDoesNotKnowRefusesThePlanAndTheWorkingOneStays() async throws {
+        let emulator = try await InProcessEmulator(arguments: ["--strict-registrations"])
+        let workspace = try Workspace()
+        let working = token(2, prefix: "k2")
+        _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(working)\"}]}")
+        let manifest = { (registration: String) in
+            "project: {id: p, senderId: \"42\"}\ndevices:\n  k2: {token: \"\(registration)\"}\ntopics:\n  news: [k2]\n  alerts: [k2]\n"
+        }
+        try workspace.write(manifest(working))
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
+        try workspace.write(manifest(String(working.dropLast(3))))
+        for command in [["plan"], ["plan", "--refresh=changed"], ["apply", "--auto-approve"]] {
+            let run = await CLI.run(command + common, emulator: emulator)
+            #expect(run.code == 1, "\(command): \(run.stderr)")
+            #expect(run.stdout.hasPrefix("Refused: this plan will not be applied"), "\(run.stdout)")
+            #expect(run.stdout.contains("the device's registration changed (rotation)"))
+            #expect(run.stderr.contains("\(workspace.manifestPath):3:3: error: device k2's registration"), "\(run.stderr)")
+            #expect(!run.stdout.contains("FCM matches the manifest"))
+        }
+        #expect(try await emulator.topics(of: working) == ["alerts", "news"])
     }
 }
 

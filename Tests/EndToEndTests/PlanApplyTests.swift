@@ -133,9 +133,12 @@ import Testing
         let workspace = try Workspace()
         let gone = token(5, prefix: "gone")
         _ = try await emulator.admin("POST", "/emulator/v1/registrations", json: "{\"registrations\":[{\"token\":\"\(gone)\"}]}")
+        // Known first: fcmctl subscribed it while it worked. Then the app is uninstalled.
+        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(gone)\"]\n")
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
         #expect(try await emulator.admin("DELETE", "/emulator/v1/registrations/\(gone)").0 == 200)
         try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(gone)\"]\n")
-        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let apply = await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator)
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("is no longer registered with FCM (UNREGISTERED)"))

@@ -131,7 +131,7 @@ import Testing
         #expect(diagnostics.isEmpty)
     }
 
-    @Test func selectorMatchingNothingWarns() throws {
+    @Test func selectorMatchingNothingIsAnErrorUnlessAllowedEmpty() throws {
         let dir = try directory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("m.yaml").path
@@ -150,9 +150,20 @@ import Testing
         """.write(toFile: path, atomically: true, encoding: .utf8)
         let result = ManifestLoader().load(paths: [path])
         #expect(
-            result.diagnostics.map(\.headline) == ["\(path):7:17: warning: topic/lon: the selector (site=lon) matches no device; check the labels"])
-        #expect(result.desiredState?.topics["nyc"]?.members.map(\.value) == ["k1:APA91b"])
-        #expect(result.desiredState?.topics["lon"]?.members.isEmpty == true)
+            result.diagnostics.map(\.headline) == [
+                "\(path):7:17: error: topic/lon: no device has site=lon (devices have site='nyc'). Fix the manifest or the device files, "
+                    + "or declare the topic `allowEmpty: true` if it is meant to have no members: planned as it is, it would remove every "
+                    + "device fcmctl subscribed to it"
+            ])
+        #expect(result.desiredState == nil)
+
+        // Said to be empty: no diagnostic, and the topic plans with no members.
+        try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "  lon:\n", with: "  lon:\n    allowEmpty: true\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let allowed = ManifestLoader().load(paths: [path])
+        #expect(allowed.diagnostics.isEmpty, "\(allowed.diagnostics.map(\.headline))")
+        #expect(allowed.desiredState?.topics["nyc"]?.members.map(\.value) == ["k1:APA91b"])
+        #expect(allowed.desiredState?.topics["lon"]?.members.isEmpty == true)
     }
 }
 

@@ -22,7 +22,7 @@ enum ManifestRules {
             DuplicateMemberRule.self,
             DuplicateRegistrationRule.self,
             TopicsPerRegistrationRule.self,
-            EmptySelectorRule.self,
+            SelectorRule.self,
             ProtectRule.self,
         ]
         return rules.flatMap { $0.check(context) }

@@ -1,0 +1,81 @@
+import FCMCore
+import FCMReconcile
+import FCMState
+import Foundation
+import Testing
+
+/// Answers every change as done, except subscriptions of `unknown`, which FCM calls gone: a device's new token
+/// that FCM never issued (an export cut short), met at apply time.
+final class UnknownNewTokenService: FCMService, @unchecked Sendable {
+    let unknown: Set<Registration>
+    private let lock = NSLock()
+    private(set) var sent: [(action: SubscriptionChange.Action, topic: String, registration: Registration)] = []
+
+    init(unknown: Set<Registration>) { self.unknown = unknown }
+
+    var topicBatchSize: Int { 1 }
+
+    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
+        SubscriptionOutcome]
+    {
+        lock.withLock { sent += registrations.map { (action, topic, $0) } }
+        return Dictionary(
+            uniqueKeysWithValues: registrations.map { ($0, unknown.contains($0) ? SubscriptionOutcome.registrationGone(reason: "NOT_FOUND") : .done) })
+    }
+
+    func groupKey(name: String) async throws -> String? { nil }
+    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
+    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
+    func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
+    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
+    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
+    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
+    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
+}
+
+@Suite struct RotationHoldBackTests {
+    let old = Registration(value: "old-k2:APA91bWorking", kind: .token)
+    let new = Registration(value: "old-k2:APA91bWork", kind: .token)
+    let other = Registration(value: "k3:APA91bLeaving", kind: .token)
+
+    func run(_ plan: Plan, service: UnknownNewTokenService) async throws -> (ApplyReport, Ledger) {
+        let store = InMemoryStateStore()
+        var ledger = Ledger(lineage: "L", serial: 1)
+        for topic in ["news", "alerts"] {
+            ledger.recordSubscription(old, topic: topic)
+            ledger.recordSubscription(other, topic: topic)
+        }
+        let base = try await store.write(ledger, replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 40_000)
+        return await Applier(service: service, limit: .fixed(4), window: 16).apply(plan, observed: ObservedState(), ledger: ledger, journal: journal)
+    }
+
+    func rotation() -> Plan {
+        var plan = Plan(
+            topics: ["alerts", "news"].map { TopicChange(name: $0, ownership: .additive, added: [new], removed: [old, other], unchanged: 0) })
+        plan.successors = [old: new]
+        return plan
+    }
+
+    @Test func theOldRegistrationStaysWhenTheNewOneIsUnknownToFCM() async throws {
+        let service = UnknownNewTokenService(unknown: [new])
+        let (report, ledger) = try await run(rotation(), service: service)
+        // The working token was never unsubscribed; the device that really left was.
+        #expect(!service.sent.contains { $0.action == .unsubscribe && $0.registration == old })
+        #expect(service.sent.filter { $0.action == .unsubscribe }.map(\.registration) == [other, other])
+        #expect(ledger.managedSubscribers(of: "news") == [old])
+        #expect(ledger.managedSubscribers(of: "alerts") == [old])
+        let held = report.outcomes.filter {
+            if case .notAttempted(let reason) = $0.status { reason.contains("new registration could not be subscribed") } else { false }
+        }
+        #expect(held.flatMap(\.registrations) == [old, old])
+    }
+
+    @Test func theOldRegistrationGoesOnceTheNewOneIsSubscribed() async throws {
+        let service = UnknownNewTokenService(unknown: [])
+        let (report, ledger) = try await run(rotation(), service: service)
+        #expect(report.succeeded && report.notAttempted == 0)
+        #expect(Set(service.sent.filter { $0.action == .unsubscribe }.map(\.registration)) == [old, other])
+        #expect(ledger.managedSubscribers(of: "news") == [new])
+    }
+}
