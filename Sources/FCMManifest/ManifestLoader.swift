@@ -87,7 +87,7 @@ package struct ManifestLoader: Sendable {
                     diagnostics.append(.error("include: \(target) does not exist; the path is relative to this manifest", at: entry.location))
                     continue
                 }
-                for included in expand([target], diagnostics: &diagnostics) where seen.insert(Self.identity(included)).inserted {
+                for included in expand([target], diagnostics: &diagnostics, includedAt: entry.location) where seen.insert(Self.identity(included)).inserted {
                     queue.append(included)
                     includedFiles.append(included)
                 }
@@ -167,7 +167,8 @@ package struct ManifestLoader: Sendable {
         return nsError.localizedDescription
     }
 
-    func expand(_ paths: [String], diagnostics: inout [Diagnostic]) -> [String] {
+    /// `includedAt`: where an `include` names the paths, so an error about them points there.
+    func expand(_ paths: [String], diagnostics: inout [Diagnostic], includedAt: SourceLocation? = nil) -> [String] {
         var files: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -183,7 +184,8 @@ package struct ManifestLoader: Sendable {
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             let yaml = entries.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.filter { !$0.hasPrefix(".") }.sorted()
             if yaml.isEmpty {
-                diagnostics.append(.error("\(path): the directory holds no *.yaml or *.yml files"))
+                let included = includedAt == nil ? "" : " (a base file deleted or renamed?); include a directory that holds the shared manifests"
+                diagnostics.append(.error("\(path): the directory holds no *.yaml or *.yml files" + included, at: includedAt))
             }
             files.append(contentsOf: yaml.map { (path as NSString).appendingPathComponent($0) })
         }
