@@ -113,6 +113,9 @@ package struct SavedPlanApplication {
         if snapshot.version == nil { ledger = Ledger(lineage: saved.lineage, serial: 0) }
         // The reviewed plan changes a group only if it was fcmctl's (or adopted) when the plan was made.
         let forApply = saved.desiredForApply
+        // The file does not keep which device rotated; the manifest and the state say it again.
+        var plan = self.plan
+        plan.successors = Dictionary(snapshot.ledger.rotations(in: desired).map { ($0.old, $0.new) }) { first, _ in first }
         return try await transaction.execute(
             plan, observed: observed, ledger: ledger.aligned(with: observed, desired: forApply, adoptExisting: true), snapshot: snapshot,
             desired: forApply,
