@@ -18,7 +18,7 @@ import shutil
 
 import pytest
 
-from fcmharness import ROOT, Emulator, run
+from fcmharness import ROOT, Emulator, check_jsonschema, run
 
 PROD_CSV = "prod/devices.csv"
 PROD_TOKENS = {
@@ -139,6 +139,8 @@ def check_shown(team, environment, *causes, removed):
     document = json.loads(run(["plan", "-f", directory, "--format", "json"], team.emulator).stdout)
     kinds = {c["cause"] for change in document["changes"] for c in change.get("removed_causes", []) if c}
     assert kinds, document
+    checked = check_jsonschema("plan.schema.json", document, team.tree)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     merge = run(["apply", "--auto-approve", "--max-removals", "0", "-f", directory, "--format", "markdown"], team.emulator)
     assert merge.returncode == 1, merge.stdout + merge.stderr
     assert "This plan is refused" in merge.stdout and "more than --max-removals 0" in merge.stderr
@@ -295,6 +297,12 @@ def test_a_damaged_token_is_refused_and_the_working_one_keeps_its_topics(team, b
     assert team.subscriptions()[PROD_TOKENS["prod-kiosk-nyc-2"]] == {"industry-tech", "weather-nyc"}
     changed = run(["plan", "--refresh=changed", "-f", team.path("prod")], team.emulator)
     assert changed.returncode == 1 and "is unknown to FCM" in changed.stderr
+    document = json.loads(run(["plan", "-f", team.path("prod"), "--format", "json"], team.emulator).stdout)
+    (refusal,) = document["refusals"]
+    assert refusal["kind"] == "unknown_registrations"
+    assert [(p["file"].endswith("prod/devices.csv"), p["line"]) for p in refusal["problems"]] == [(True, 3)]
+    checked = check_jsonschema("plan.schema.json", document, team.tree)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_new_device_with_a_token_fcm_never_issued_is_refused(team):
@@ -344,5 +352,9 @@ def test_a_plan_over_the_removal_limit_is_shown_whole_and_refused(team):
     assert not os.path.exists(team.path("p.plan")), "a refused plan is not saved"
     document = json.loads(run(["plan", "-f", team.path("prod"), "--max-removals", "0", "--format", "json"], team.emulator).stdout)
     assert [r["kind"] for r in document["refusals"]] == ["max_removals"]
+    removed = next(c for c in document["changes"] if c["address"] == "topic/weather-nyc")
+    assert [c["cause"] for c in removed["removed_causes"]] == ["member_dropped"] and removed["removed_devices"] == ["prod-kiosk-nyc-2"]
+    checked = check_jsonschema("plan.schema.json", document, team.tree)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     assert team.mutations_since(seq) == []
     assert team.subscriptions() == team.before
