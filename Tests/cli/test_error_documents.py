@@ -73,13 +73,15 @@ def test_a_failure_after_the_manifest_loaded_names_the_project(tmp_path):
         assert refused["project"] == "error-demo" and refused["command"] == "apply"
         assert refused["message"] == "apply needs confirmation: standard input is not a terminal, so pass --auto-approve"
 
-        # A rail: the plan removes more than --max-removals allows.
+        # A rail: the plan removes more than --max-removals allows. It is refused after it was computed, so the
+        # comment is the plan itself under the refusal (issue 30), not an error document that hides it.
         assert run(["apply", "--auto-approve"] + common, emulator).returncode == 0
         path.write_text(GOOD.replace(A, B))
         railed = run(["plan", "--max-removals", "0", "--format", "markdown"] + common, emulator)
         assert railed.returncode == 1, railed.stderr
-        assert railed.stdout.startswith("<!-- fcmctl:plan -->\n<!-- fcmctl:error -->\n### fcmctl plan failed · project `error-demo`")
-        assert "more than --max-removals 0" in railed.stdout
+        assert railed.stdout.startswith("<!-- fcmctl:plan -->\n### fcmctl plan · project `error-demo`\n\n> [!CAUTION]\n> **This plan is refused")
+        assert "<!-- fcmctl:error -->" not in railed.stdout
+        assert "more than --max-removals 0" in railed.stdout and "no longer listed among the members" in railed.stdout
     finally:
         emulator.stop()
 

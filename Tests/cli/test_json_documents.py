@@ -94,8 +94,10 @@ def test_every_action_and_every_drift_category_validates(emulator, tmp_path):
     assert shown.returncode == 0, shown.stderr
     show_document = document(shown, "plan.schema.json")
     assert show_document["kind"] == "saved_plan"
-    # The same changes, but for where the manifest declares them: a saved plan does not carry locations.
-    assert show_document["changes"] == [{k: v for k, v in c.items() if k != "location"} for c in planned["changes"]]
+    # The same changes, but for where the manifest declares them and why they remove: a saved plan carries
+    # neither locations nor causes (the pull request's comment, made with the plan, has them).
+    assert show_document["changes"] == [{k: v for k, v in c.items() if k not in ("location", "removed_causes")} for c in planned["changes"]]
+    assert [c["cause"] for c in next(c for c in planned["changes"] if c["address"] == "group/g-del")["removed_causes"]] == ["object_removed"]
     # The digest a reviewer approves is the file's own, in the plan document and in show's.
     with open(saved) as handle:
         assert planned["digest"] == show_document["saved_plan"]["digest"] == json.load(handle)["digest"]

@@ -44,9 +44,13 @@ def test_target_and_exclude(tmp_path):
         assert emulator_topics(emulator, A) == ["x"]  # y was skipped
         one = json.loads(run(["plan", "--format", "json", "--target", "topic/y/kiosk-a"] + common, emulator).stdout)
         assert [(c["address"], c["counts"]["add"]) for c in one["changes"]] == [("topic/y", 1)]
-        by_token = run(["plan", "--format", "json", "--target", f"topic/y/{B}"] + common, emulator)
-        assert json.loads(by_token.stdout)["changes"] == []
+        by_token = run(["plan", "--format", "json", "--target", f"topic/x/{B}"] + common, emulator)
+        assert json.loads(by_token.stdout)["changes"] == []  # applied already
         assert B not in by_token.stderr and B not in by_token.stdout  # the address is redacted like every output
+        # A registration the topic does not have names nothing: a usage error, not an empty plan (issue 30).
+        nothing = run(["plan", "--format", "json", "--target", f"topic/y/{B}"] + common, emulator)
+        assert nothing.returncode == 64 and "names no device or registration of topic/y" in nothing.stderr
+        assert B not in nothing.stderr and B not in nothing.stdout
 
         bad = run(["plan", "--target", "topics/y"] + common, emulator)
         assert bad.returncode == 64 and "is not an address" in bad.stderr
