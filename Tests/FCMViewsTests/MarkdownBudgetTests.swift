@@ -96,6 +96,25 @@ import Testing
         #expect(html.contains("<td>create</td>"))
     }
 
+    /// GitHub counts a comment's characters as code points, and a device named in Hindi or Thai, or with a flag,
+    /// has grapheme clusters of two or more: the budget counts code points, so such a plan's comment stays within
+    /// it (counted in clusters, this one was 67,243 code points: a comment GitHub refuses).
+    @Test func theBudgetCountsCodePointsAsGitHubDoes() throws {
+        let names = ["रसोई-टैबलेट", "🇮🇳-काउंटर-कियोस्क", "ห้องครัว-แท็บเล็ต", "🇹🇭-ป้ายหน้าร้าน"]
+        let fleet = (0..<30).map(Self.registration)
+        var deviceNames: [Registration: String] = [:]
+        for (index, registration) in fleet.enumerated() { deviceNames[registration] = "\(names[index % names.count])-\(index)" }
+        let topics = (0..<2_000).map { TopicChange(name: "topic-\($0)", ownership: .additive, added: fleet, removed: [], unchanged: 0) }
+        let labeler = RegistrationLabeler(redactor: Redactor(showTokens: false), deviceNames: deviceNames)
+        let markdown = PlanMarkdownRenderer(labeler: labeler).render(Plan(topics: topics))
+        #expect(markdown.unicodeScalars.count <= 60_000)
+        #expect(markdown.unicodeScalars.count > 55_000, "the budget should be used, not wasted")
+        #expect(markdown.count < markdown.unicodeScalars.count - 5_000, "the names must make clusters and code points differ")
+        #expect(markdown.hasSuffix("for all of them.\n"))
+        let html = try Self.renderHTML(markdown)
+        #expect(Self.occurrences("<details>", in: html) == Self.occurrences("</details>", in: html))
+    }
+
     @Test func theBudgetIsHonouredAtEverySizeAndNeverCutsASection() throws {
         let plan = Self.millionChanges
         for limit in [2_000, 10_000, 65_536] {

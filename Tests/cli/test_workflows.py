@@ -68,6 +68,27 @@ def test_every_fcmctl_option_used_exists(workflow):
     assert used > 0
 
 
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=os.path.basename)
+def test_markdown_is_posted_whole_sized_by_max_chars(workflow):
+    """fcmctl's Markdown goes into a comment or an issue whole, sized by fcmctl's own --max-chars (characters as
+    GitHub counts them), never cut: `head -c 60000` ended a 3,000-topic plan's comment inside a section and lost
+    its last line (issue 30). Tests/cli/test_comment_size.py runs the three workflows on such a plan."""
+    with open(workflow) as handle:
+        document = yaml.safe_load(handle)
+    renders = 0
+    for job in document["jobs"].values():
+        for step in job["steps"]:
+            for line in step.get("run", "").replace("\\\n", " ").splitlines():
+                code = line.split(" #", 1)[0]
+                assert not re.search(r"\b(head|tail|cut|dd|fold|truncate)\b[^|;]*\.md\b", code), f"a Markdown file cut: {line.strip()}"
+                if re.search(r"\bfcmctl \w+ .*--format markdown", code):
+                    renders += 1
+                    assert '--max-chars "$MAX_CHARS"' in code and not re.search(r"\|\s*(head|tail|cut|dd|fold)\b", code), code
+                    # Room for the workflow's own lines (a marker, a title, a digest, a link) under GitHub's 65,536.
+                    assert 2_000 <= int(job["env"]["MAX_CHARS"]) <= 65_536 - 1_000
+    assert renders > 0
+
+
 def test_plan_and_apply_workflows_agree_on_the_comment_they_share(tmp_path):
     """The plan job writes one comment per environment, headed by its own marker and a line naming the head
     commit and the digest; the apply job finds that comment by the same marker and reads the digest from that

@@ -17,6 +17,7 @@ Endpoints (all under /repos/OWNER/REPO):
   GET   issues/N/comments  POST issues/N/comments {body}
   PATCH issues/comments/ID                {body}
   GET   labels/NAME   POST labels         {name, color, description}
+An issue's or a comment's body over 65,536 characters (code points) is refused with GitHub's 422.
 Anything else answers 404 and is recorded in `unknown`, so a test can fail on it."""
 import datetime
 import http.server
@@ -29,6 +30,14 @@ import urllib.parse
 
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 LEVELS = {"none": 0, "read": 1, "write": 2}
+# An issue's or a comment's body: "Body is too long (maximum is 65536 characters)". len() counts code points;
+# a body within that is also within the 262,144 bytes (at most 4 a code point) that comments have been measured
+# to store, whichever GitHub enforces.
+BODY_LIMIT = 65_536
+
+
+def too_long():
+    return 422, {"message": "Validation Failed", "errors": [{"message": f"Body is too long (maximum is {BODY_LIMIT} characters)"}]}, {}
 
 
 def now():
@@ -229,6 +238,8 @@ class GitHub:
     def create_issue(self, query, body):
         if not body.get("title"):
             return 422, {"message": "Validation Failed", "errors": [{"field": "title", "code": "missing_field"}]}, {}
+        if len(body.get("body") or "") > BODY_LIMIT:
+            return too_long()
         labels = []
         for name in body.get("labels", []):
             # GitHub's REST API would create an unknown label on the fly; the simulator is stricter so that a
@@ -251,6 +262,8 @@ class GitHub:
         issue = self.issues.get(int(number))
         if not issue:
             return self.missing()
+        if len(body.get("body") or "") > BODY_LIMIT:
+            return too_long()
         for key in ("title", "body", "state"):
             if key in body:
                 issue[key] = body[key]
@@ -268,8 +281,8 @@ class GitHub:
             return self.missing()
         if not body.get("body"):
             return 422, {"message": "Validation Failed", "errors": [{"field": "body", "code": "missing_field"}]}, {}
-        if len(body["body"]) > 65536:
-            return 422, {"message": "Validation Failed", "errors": [{"message": "Body is too long (maximum is 65536 characters)"}]}, {}
+        if len(body["body"]) > BODY_LIMIT:
+            return too_long()
         comment = {"id": next(self.ids), "issue_number": int(number), "body": body["body"], "user": BOT,
                    "created_at": now(), "updated_at": now(), "edits": 0}
         self.comments[comment["id"]] = comment
@@ -279,8 +292,8 @@ class GitHub:
         comment = self.comments.get(int(comment_id))
         if not comment:
             return self.missing()
-        if len(body.get("body", "")) > 65536:
-            return 422, {"message": "Validation Failed", "errors": [{"message": "Body is too long (maximum is 65536 characters)"}]}, {}
+        if len(body.get("body", "")) > BODY_LIMIT:
+            return too_long()
         comment["body"] = body["body"]
         comment["updated_at"] = now()
         comment["edits"] += 1
