@@ -34,9 +34,10 @@ struct DriftCommand: AsyncParsableCommand {
         }
         RunRecord.current?.project = computed.desired.project.id
         let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
-        let view = DriftView(
+        var view = DriftView(
             report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),
             maxMembers: output.maxMembers, notices: computed.deprecations, project: computed.desired.project.id)
+        view.unreadable = computed.observed.unreadable.count
         let palette = output.palette(console: Console.current)
         try Presenter(options: output, command: "drift", secret: run.showTokens).show(
             Presentation(

@@ -10,7 +10,10 @@ struct OutputOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also write the JSON document to FILE, whatever --format shows.", valueName: "file"))
     var jsonInto: String?
 
-    @Option(help: "Markdown budget in characters (GitHub refuses comments over 65,536); what does not fit is counted, never cut mid-section.")
+    @Option(
+        help:
+            "Markdown budget in characters, counted as GitHub counts them (Unicode code points; it refuses comments over 65,536); what does not fit is counted, never cut mid-section."
+    )
     var maxChars = MarkdownBudget.defaultLimit
 
     @Option(help: "Members listed per object in text and Markdown before the rest are counted.")

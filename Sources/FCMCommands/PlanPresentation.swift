@@ -22,7 +22,9 @@ struct PlanPresentation {
             redactor: redactor, deviceNames: computed.desired.deviceNames, maxMembers: output.maxMembers,
             palette: output.palette(console: Console.current), unchangedRead: computed.refresh.unchangedRead)
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: computed.desired.deviceNames)
-        let (out, digest, output, targeting, targetWarning, title) = (savedTo, self.digest, self.output, self.targeting, self.targetWarning, self.title)
+        let (out, digest, output, targeting, targetWarning, title) = (
+            savedTo, self.digest, self.output, self.targeting, self.targetWarning, self.title
+        )
         try Presenter(options: output, secret: redactor.showTokens).show(
             Presentation(
                 text: {
@@ -38,7 +40,8 @@ struct PlanPresentation {
                 markdown: { maxChars in
                     PlanMarkdownRenderer(
                         labeler: labeler, maxChars: maxChars, maxMembers: output.maxMembers, title: title, project: computed.desired.project.id,
-                        digest: digest)
+                        digest: digest
+                    )
                     .render(
                         computed.plan, refresh: computed.refresh,
                         extra: computed.deprecations.map { "⚠️ " + $0.message } + (targetWarning.map { [String($0.dropFirst(9))] } ?? []))

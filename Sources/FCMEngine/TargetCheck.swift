@@ -14,9 +14,11 @@ package enum TargetCheck {
         for (flag, address) in targeting.targets.map({ ("--target", $0) }) + targeting.excludes.map({ ("--exclude", $0) }) {
             switch address {
             case .group(let name) where !groups.contains(name):
-                problems.append("\(flag) \(address) names no group the manifests declare or the state records" + hint(name, in: groups, as: Address.group))
+                problems.append(
+                    "\(flag) \(address) names no group the manifests declare or the state records" + hint(name, in: groups, as: Address.group))
             case .topic(let name) where !topics.contains(name):
-                problems.append("\(flag) \(address) names no topic the manifests declare or the state records" + hint(name, in: topics, as: Address.topic))
+                problems.append(
+                    "\(flag) \(address) names no topic the manifests declare or the state records" + hint(name, in: topics, as: Address.topic))
             case .subscription(let topic, _) where !topics.contains(topic):
                 problems.append(
                     "\(flag) \(address.description.prefix(120)) names no topic the manifests declare or the state records"

@@ -87,7 +87,8 @@ package struct ManifestLoader: Sendable {
                     diagnostics.append(.error("include: \(target) does not exist; the path is relative to this manifest", at: entry.location))
                     continue
                 }
-                for included in expand([target], diagnostics: &diagnostics, includedAt: entry.location) where seen.insert(Self.identity(included)).inserted {
+                for included in expand([target], diagnostics: &diagnostics, includedAt: entry.location)
+                where seen.insert(Self.identity(included)).inserted {
                     queue.append(included)
                     includedFiles.append(included)
                 }

@@ -10,6 +10,8 @@ package struct DriftView {
     package var notices: [DeprecationNotice] = []
     /// The Firebase project drift read, in the Markdown title and the JSON.
     package var project: String?
+    /// Registrations FCM would not tell about: while any is left, no drift found is not "FCM matches".
+    package var unreadable = 0
 
     package init(report: DriftReport, labeler: RegistrationLabeler, maxMembers: Int = 50, notices: [DeprecationNotice] = [], project: String? = nil) {
         self.maxMembers = maxMembers
@@ -17,6 +19,12 @@ package struct DriftView {
         self.labeler = labeler
         self.notices = notices
         self.project = project
+    }
+
+    var noDriftLine: String {
+        unreadable == 0
+            ? "No drift. FCM matches the manifest and fcmctl's records."
+            : "No drift in what was read, but \(plural(unreadable, "registration")) could not be read: FCM may still differ."
     }
 
     package var categories: [(DriftReport.Category, [DriftReport.Finding])] {
@@ -31,7 +39,7 @@ package struct DriftView {
     }
 
     package func text(palette: Palette) -> [String] {
-        guard report.hasDrift else { return ["No drift. FCM matches the manifest and fcmctl's records."] + notReadLines }
+        guard report.hasDrift else { return [noDriftLine] + notReadLines }
         var lines: [String] = notReadLines
         for (category, findings) in categories where !findings.isEmpty {
             lines.append(palette.bold("\(category.title): \(Self.count(findings))") + " (\(category.rawValue))")
@@ -91,7 +99,7 @@ package struct DriftView {
         for line in report.notReadFromFCM { head += "- ℹ️ Not read from FCM: \(MarkdownText.inline(line))\n" }
         if !report.notReadFromFCM.isEmpty { head += "\n" }
         if !report.hasDrift {
-            head += "**No drift.** FCM matches the manifest and fcmctl's records.\n"
+            head += unreadable == 0 ? "**No drift.** FCM matches the manifest and fcmctl's records.\n" : "**\(MarkdownText.inline(noDriftLine))**\n"
             budget.head(head)
             return budget.finish(noun: "object", hint: "")
         }

@@ -26,17 +26,17 @@ package struct RemovalBanner {
             if causes.count > 8 { text += "> - … and \(causes.count - 8) more causes: in the sections below\n" }
             text += ">\n"
         }
-        var length = text.count
+        var length = MarkdownBudget.size(text)
         for (index, change) in removing.enumerated() {
             let line = "> - \(self.line(change))\n"
             // The last line must still fit: it says how many more objects the sections and the JSON hold.
-            if length + line.count + 200 > maxChars {
+            if length + MarkdownBudget.size(line) + 200 > maxChars {
                 text += "> - … and \(removing.count - index) more objects with deletions or removals: in the sections below as the budget "
                 text += "allows, and every one in `--format json`\n"
                 break
             }
             text += line
-            length += line.count
+            length += MarkdownBudget.size(line)
         }
         return text + "\n"
     }

@@ -91,5 +91,12 @@ import Testing
         #expect(apply.stderr.contains("warning: 1 registration could not be read"), "\(apply.stderr)")
         #expect(try await emulator.topics(of: token(1)) == ["news"])
         #expect(try await emulator.topics(of: token(2)) == ["news"])
+        // Nothing left to change, but one registration still unread: no output may say that FCM matches.
+        let again = await CLI.run(["plan"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
+        #expect(again.code == 1)
+        #expect(again.stdout == "No changes planned, but FCM does not match the manifest: 1 registration could not be read.\n", "\(again.stdout)")
+        let drift = await CLI.run(["drift"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
+        #expect(drift.stdout.hasPrefix("No drift in what was read, but 1 registration could not be read"), "\(drift.stdout)")
+        #expect(!drift.stdout.contains("FCM matches"))
     }
 }

@@ -20,7 +20,8 @@ final class UnknownNewTokenService: FCMService, @unchecked Sendable {
     {
         lock.withLock { sent += registrations.map { (action, topic, $0) } }
         return Dictionary(
-            uniqueKeysWithValues: registrations.map { ($0, unknown.contains($0) ? SubscriptionOutcome.registrationGone(reason: "NOT_FOUND") : .done) })
+            uniqueKeysWithValues: registrations.map { ($0, unknown.contains($0) ? SubscriptionOutcome.registrationGone(reason: "NOT_FOUND") : .done) }
+        )
     }
 
     func groupKey(name: String) async throws -> String? { nil }

@@ -6,6 +6,10 @@ a fresh fcm-emulator (no latency, no quota), then adds a topic for 10 devices (t
 - `plan --refresh=changed`: wall time and the list requests it sent (emulator stats);
 - `plan --refresh=all`: the same, for comparison.
 Release build first: make release. Run from the repository root.
+
+`--compare DIR --repeat N`: after the fleet is applied, times `plan --refresh=changed` N times with this build
+and N times with the fcmctl in DIR (another release build, e.g. of the previous commit in a worktree),
+alternating, on the same fleet, state and emulator, and prints each one's median and spread.
 """
 import argparse
 import json
@@ -37,6 +41,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--devices", type=int, default=100_000)
     parser.add_argument("--changed", type=int, default=10)
+    parser.add_argument("--compare", help="a directory holding another build's fcmctl, timed alternately with this one")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="fcmctl-refresh-")
     fleet = os.path.join(work, "fleet")
@@ -57,6 +63,9 @@ def main():
             for i in range(args.changed):
                 out.write(f"      - kiosk-{i * 997 % args.devices:06d}\n")
 
+        if args.compare:
+            compare(args, [("this build", fcmctl), (args.compare, os.path.join(args.compare, "fcmctl"))], common, env)
+            return
         for mode in ("changed", "all"):
             before = list_requests(base)
             seconds, plan = timed([fcmctl, "plan", f"--refresh={mode}", "--format", "json"] + common, env)
@@ -69,6 +78,21 @@ def main():
                 f"{added} subscriptions to add")
     finally:
         emulator.stop()
+
+
+def compare(args, builds, common, env):
+    import statistics
+
+    times = {name: [] for name, _ in builds}
+    for _ in range(args.repeat):
+        for name, binary in builds:
+            seconds, plan = timed([binary, "plan", "--refresh=changed", "--format", "json"] + common, env)
+            assert plan.returncode == 0, plan.stderr
+            times[name].append(seconds)
+    for name, samples in times.items():
+        print(
+            f"plan --refresh=changed with {name}: median {statistics.median(samples):.3f} s "
+            f"(min {min(samples):.3f}, max {max(samples):.3f}, {len(samples)} runs)")
 
 
 if __name__ == "__main__":
