@@ -1,6 +1,4 @@
 import ArgumentParser
-import FCMCore
-import FCMEngine
 
 /// `--max-removals N`: an apply that would remove more than N subscriptions or group members is refused
 /// before anything is sent. Renaming a topic by mistake should not silently unsubscribe a fleet.

@@ -136,9 +136,13 @@ def check_shown(team, environment, *causes, removed):
         assert cause in first_screen, f"{cause!r} not in the first screen:\n{first_screen}"
     for device in removed:
         assert device in first_screen, f"{device} not named first:\n{first_screen}"
-    document = json.loads(run(["plan", "-f", directory, "--format", "json"], team.emulator).stdout)
+    events = team.tree / "events.jsonl"
+    document = json.loads(run(["plan", "-f", directory, "--format", "json", "--events", str(events)], team.emulator).stdout)
     kinds = {c["cause"] for change in document["changes"] for c in change.get("removed_causes", []) if c}
     assert kinds, document
+    # The event stream says the same, per object: removals counted by cause.
+    removals = [e for e in map(json.loads, events.read_text().splitlines()) if e["event"] == "removals"]
+    assert {kind for e in removals for kind in e["causes"]} == kinds, removals
     checked = check_jsonschema("plan.schema.json", document, team.tree)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     merge = run(["apply", "--auto-approve", "--max-removals", "0", "-f", directory, "--format", "markdown"], team.emulator)
