@@ -5,10 +5,11 @@ import FCMManifest
 import FCMViews
 import Foundation
 
-/// `fcmctl import`: adopt what already exists in FCM. Writes the manifest entries in fcmctl's canonical
-/// form (the formatter `fmt` uses, devices named when the manifest knows them, comments saying where each
-/// entry came from) and records what it imported in the state as fcmctl's, so the next plan is clean and a
-/// later removal from the manifest is fcmctl's to make.
+/// `fcmctl import`: adopt what already exists in FCM. Writes manifest entries for what the manifests do not
+/// declare yet, in fcmctl's canonical form (the formatter `fmt` uses, devices named when the manifest knows
+/// them, comments saying where each entry came from), proves they validate beside the manifests, and records
+/// in the state exactly what they declare, so the next plan is clean and a later removal from the manifest
+/// is fcmctl's to make. The use case is the engine's (`Session.runImport`).
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Adopt existing device groups and topic subscriptions into a manifest and the state.",
@@ -22,10 +23,15 @@ struct ImportOptions: ParsableArguments {
     @OptionGroup var run: RunOptions
     @OptionGroup var locking: LockOptions
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the YAML to FILE (default: stdout). An existing file is not overwritten.")
+    @Option(
+        name: [.customShort("o"), .customLong("output")],
+        help: ArgumentHelp(
+            "Write the YAML to FILE, a new file beside the manifest that declares the project, and record what it declares. "
+                + "Without it the YAML is printed and nothing it declares is recorded.",
+            valueName: "file"))
     var output: String?
 
-    @Flag(help: "Print the YAML and record nothing in the state.")
+    @Flag(help: "Print (or write, with -o) the YAML and record nothing in the state.")
     var dryRun = false
 
     /// The manifest's project and devices; it need not declare groups or topics yet. A state of another
@@ -46,36 +52,37 @@ struct ImportOptions: ParsableArguments {
         return (session, loaded, try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) })
     }
 
-    /// Writes the entries in canonical form, prints or writes them, then records `change` in the state
-    /// (unless a dry run).
-    func finish(_ writer: ManifestWriter, session: Session, record: @escaping (inout Ledger) -> Void) async throws {
+    /// Runs the import use case and says how it ended: the YAML on stdout without -o, the rest on stderr.
+    func finish(_ subject: ImportSubject, session: Session, loaded: LoadedManifest, connection: Connection) async throws {
         let console = Console.current
-        let formatted: String
-        do {
-            formatted = try writer.formatted(file: output ?? "imported.yaml")
-        } catch {
-            throw fail("the imported YAML could not be formatted: \(error)")
+        let request = ImportRequest(
+            paths: manifest.paths, loaded: loaded, output: output, dryRun: dryRun, lock: locking.lock, lockTimeout: locking.lockTimeout.duration)
+        let output = self.output
+        let outcome = try await surfacing {
+            try await session.runImport(
+                request, subject, service: connection.service, claim: { text in if let output { try writeImport(text, to: output) } },
+                release: { if let output { unlink(output) } })
         }
-        if output == nil { console.writeOut(formatted) }
+        if output == nil { console.writeOut(outcome.text) }
+        if let output, !outcome.hasEntries { console.err("Nothing to write: \(output) was not written.") }
+        if let written = outcome.written { console.err("Wrote \(written).") }
         if dryRun {
-            if let output { try writeImport(formatted, to: output) }
             console.err("Dry run: nothing was recorded in the state.")
             return
         }
-        // The file claims the records: it is written only once the lock is held, and removed again when the
-        // state cannot record them, so a failed import leaves neither a file that lies nor one that blocks
-        // the retry.
-        if let output, FileManager.default.fileExists(atPath: output) {
-            throw fail("\(output) exists; import writes a new file (merge it by hand, or choose another -o)")
+        if outcome.printedOnly {
+            console.err(
+                "Nothing the printed YAML declares was recorded: pass -o FILE (beside your manifests) to write it and record it as fcmctl's.")
         }
-        let output = self.output
-        let recorded = try await surfacing {
-            try await session.recordImport(
-                lock: locking.lock, timeout: locking.lockTimeout.duration, claim: { if let output { try writeImport(formatted, to: output) } },
-                release: { if let output { unlink(output) } },
-                record)
+        if let recorded = outcome.recorded {
+            let what = [
+                outcome.recordedSubscriptions > 0 ? plural(outcome.recordedSubscriptions, "subscription") : nil,
+                outcome.recordedGroups > 0 ? plural(outcome.recordedGroups, "group") : nil,
+            ].compactMap { $0 }.joined(separator: " and ")
+            console.err("Recorded \(what.isEmpty ? "the imported objects" : what) in \(recorded.state) (serial \(recorded.serial)) as fcmctl's.")
+        } else if !outcome.printedOnly {
+            console.err("Nothing new to record in the state.")
         }
-        console.err("Recorded the imported objects in \(recorded.state) (serial \(recorded.serial)) as fcmctl's.")
     }
 
     /// Mode 0600: an import file holds every registration in full.
@@ -83,7 +90,7 @@ struct ImportOptions: ParsableArguments {
         do {
             try OutputFiles.write(Data(text.utf8), to: output, mode: OutputFiles.secret, exclusive: true)
         } catch {
-            throw fail("cannot write \(output): \(error)")
+            throw EngineFailure("cannot write \(output): \(error); nothing was recorded")
         }
     }
 }

@@ -13,10 +13,12 @@ struct ImportGroupCommand: AsyncParsableCommand {
         commandName: "group",
         abstract: "Import existing device groups: checks each exists in FCM and records the members your own records give.",
         discussion: """
-            Members come from the group's declaration in the manifests, or from --members FILE (one registration \
-            per line) for a single group. With --group-export-url, an export probe that answers is used instead. \
-            fcmctl cannot check listed members against FCM: the next apply adds a listed member that is missing \
-            (no change if present); a member you do not list stays in the group unseen.
+            A group the manifests declare is recorded with its declared members and nothing is written (what `plan` \
+            asks for when it names a declared group that exists in FCM but not in the state). Any other group is \
+            written with the members of --members FILE (one registration per line) for a single group, or of a \
+            member export that answers (--group-export-url), and recorded with them. fcmctl cannot check listed \
+            members against FCM: the next apply adds a listed member that is missing (no change if present); a \
+            member you do not list stays in the group unseen.
             """)
 
     @OptionGroup var options: ImportOptions
@@ -34,48 +36,9 @@ struct ImportGroupCommand: AsyncParsableCommand {
     func run() async throws {
         let (session, loaded, connection) = try await options.start()
         defer { connection.shutdown() }
-        let desired = loaded.desiredState()
         let listed = try members.map(Self.readMembers)
-        var groups: [(name: String, members: Set<Registration>, source: String)] = []
-        for name in Set(self.names).sorted() {
-            let key: String
-            do {
-                guard let found = try await connection.service.groupKey(name: name) else {
-                    throw fail("group \(name) does not exist in FCM; nothing was imported")
-                }
-                key = found
-            } catch let code as ExitCode {
-                throw code
-            } catch {
-                throw fail("reading group \(name) failed: \(error); nothing was imported")
-            }
-            if let listed {
-                groups.append((name, listed, "listed in \(members ?? "")"))
-            } else if let exported = try? await connection.service.groupMembers(name: name, key: key) {
-                groups.append((name, exported, "as the member export answered"))
-            } else if let declared = desired.groups[name], !declared.members.isEmpty {
-                groups.append((name, declared.members, "as declared in the manifests"))
-            } else {
-                throw fail(
-                    "FCM documents no way to list the members of group \(name): declare it in a manifest with its members, "
-                        + "or pass --members FILE; nothing was imported")
-            }
-        }
-        let day = PlatformDeprecations.dayText(session.world.now())
-        var writer = ManifestWriter(header: [
-            "Imported by `fcmctl import group` on \(day): each group exists in FCM; members from your records "
-                + "(FCM cannot list them). fcmctl records these groups as its own."
-        ])
-        for group in groups {
-            writer.add(
-                .init(
-                    name: group.name, comment: "\(plural(group.members.count, "member")), \(group.source)",
-                    members: group.members.sorted().map { desired.deviceNames[$0] ?? $0.value }),
-                to: .groups)
-        }
-        try await options.finish(writer, session: session) { ledger in
-            for group in groups { ledger.recordGroup(group.name, members: group.members) }
-        }
+        try await options.finish(
+            .groups(names, listed: listed, source: members), session: session, loaded: loaded, connection: connection)
     }
 
     static func readMembers(_ path: String) throws -> Set<Registration> {

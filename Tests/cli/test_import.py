@@ -122,3 +122,216 @@ def test_registrations_without_subscriptions_import_as_a_comment(tmp_path):
         assert "nothing was recorded" in result.stderr
     finally:
         emulator.stop()
+
+
+# Issue 30: import beside an environment that includes a shared base (examples/environments), on an emulator that
+# knows only the registrations it was told of. What import writes must validate beside the manifests, record
+# exactly what it declares, and leave the next plan clean: apply then moves no subscription.
+
+PROD_SENDER = "111100000002"
+PROD = {name: token for name, token in (
+    ("prod-kiosk-nyc-1", "pK1nyc0001:APA91bProdKioskNycToken00000001"),
+    ("prod-kiosk-nyc-2", "pK1nyc0002:APA91bProdKioskNycToken00000002"),
+    ("prod-kiosk-lon-1", "pK1lon0001:APA91bProdKioskLonToken00000001"),
+)}
+UNNAMED = "pX9unnamed:APA91bAnAppRegistrationNoDeviceNames"  # registered, but named by no manifest
+
+
+def environments(tmp_path):
+    """A copy of examples/environments and a strict emulator that knows prod's registrations, with prod applied."""
+    import shutil
+
+    from fcmharness import ROOT
+
+    tree = tmp_path / "environments"
+    shutil.copytree(os.path.join(ROOT, "examples", "environments"), tree)
+    emulator = Emulator("--strict-registrations")
+    emulator.request("POST", "/emulator/v1/registrations", {
+        "project": "acme-prod", "sender_id": PROD_SENDER, "registrations": [{"token": t} for t in [*PROD.values(), UNNAMED]]})
+    return tree, emulator
+
+
+def topics_of(emulator, token):
+    import urllib.parse
+
+    body = emulator.request("GET", "/emulator/v1/registrations/" + urllib.parse.quote(token, safe=""))
+    return sorted(topic["name"] for topic in body["topics"])
+
+
+def everything(emulator):
+    return {name: topics_of(emulator, token) for name, token in [*PROD.items(), ("unnamed", UNNAMED)]}
+
+
+def last_seq(emulator):
+    return emulator.request("GET", "/emulator/v1/requests").get("last_seq", 0)
+
+
+def changes_since(emulator, seq):
+    """The requests after `seq` that change FCM: subscriptions removed or added, groups changed."""
+    requests = emulator.request("GET", f"/emulator/v1/requests?after={seq}")["requests"]
+    return [(r["method"], r["endpoint"]) for r in requests if r["method"] in ("POST", "DELETE", "PATCH", "PUT")]
+
+
+def state_addresses(directory):
+    listed = run(["state", "list", "-f", str(directory)])
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout
+
+
+def test_imported_subscriptions_validate_beside_an_environment_and_plan_clean(tmp_path):
+    tree, emulator = environments(tmp_path)
+    try:
+        prod = tree / "prod"
+        applied = run(["apply", "--auto-approve", "-f", str(prod)], emulator)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        # The apps subscribe on their own: two devices to a topic no manifest declares, one device to a base topic
+        # it is not declared in (lon is not nyc), and a registration no manifest names to `promo` too.
+        for name in ("prod-kiosk-lon-1", "prod-kiosk-nyc-1"):
+            emulator.subscribe("acme-prod", PROD[name], "promo")
+        emulator.subscribe("acme-prod", PROD["prod-kiosk-lon-1"], "weather-nyc")
+        emulator.subscribe("acme-prod", UNNAMED, "promo")
+        before = everything(emulator)
+        assert before["prod-kiosk-lon-1"] == ["industry-tech", "promo", "weather-nyc"], before
+
+        registrations = tmp_path / "registrations.txt"
+        registrations.write_text("\n".join([*PROD.values(), UNNAMED]) + "\n")
+        output = prod / "imported.yaml"
+        imported = run(["import", "subscriptions", "--registrations", str(registrations), "-f", str(prod), "-o", str(output)], emulator)
+        assert imported.returncode == 0, imported.stderr
+        text = output.read_text()
+        assert "promo:" in text and "- prod-kiosk-lon-1" in text and "- prod-kiosk-nyc-1" in text and UNNAMED in text, text
+        # The base's topic is not redeclared (it is defined in base/topics.yaml), and the file says why.
+        assert "\n  weather-nyc:" not in text and "industry-tech:" not in text, text
+        assert "Not written here: 1 subscription to topic/weather-nyc" in text, text
+        assert "topic/weather-nyc is declared at" in imported.stderr and "(prod-kiosk-lon-1): not imported" in imported.stderr
+        assert "fcmctl's already (recorded in the state)" in imported.stderr, imported.stderr
+        assert oct(os.stat(output).st_mode & 0o777) == "0o600"
+
+        validated = run(["validate", "-f", str(prod)])
+        assert validated.returncode == 0, validated.stdout + validated.stderr
+        assert run(["validate", "-f", str(tree / "dev")]).returncode == 0  # the base is untouched, dev unaffected
+        assert run(["fmt", "--check", str(prod)]).returncode == 0
+        plan = run(["plan", "--detailed-exitcode", "-f", str(prod)], emulator)
+        assert plan.returncode == 0, plan.stdout + plan.stderr
+
+        # Recorded: exactly what the file declares, never the app's subscription to the base topic.
+        assert "topic/promo" in state_addresses(prod)
+        for topic, count in (("promo", 3), ("weather-nyc", 2), ("industry-tech", 3)):  # weather-nyc: nyc-1 and nyc-2, fcmctl's
+            shown = run(["state", "show", f"topic/{topic}", "-f", str(prod)])
+            assert f"subscriptions fcmctl created: {count}" in shown.stdout, (topic, shown.stdout + shown.stderr)
+        seq = last_seq(emulator)
+        applied = run(["apply", "--auto-approve", "-f", str(prod)], emulator)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert changes_since(emulator, seq) == [], "apply changed nothing in FCM"
+        assert everything(emulator) == before
+
+        # The import's records are fcmctl's: taking a device out of promo removes exactly that subscription.
+        output.write_text(text.replace("      - prod-kiosk-nyc-1\n", ""))
+        removal = run(["plan", "--format", "json", "-f", str(prod)], emulator)
+        summary = json.loads(removal.stdout)["summary"]
+        assert (summary["subscriptions_to_remove"], summary["subscriptions_to_add"]) == (1, 0), summary
+    finally:
+        emulator.stop()
+
+
+def test_import_group_records_a_declared_group_and_writes_only_an_undeclared_one(tmp_path):
+    tree, emulator = environments(tmp_path)
+    try:
+        prod = tree / "prod"
+        # The apps made both groups: ops-oncall, which prod declares, and night-shift, which nothing declares.
+        for name, members in (("ops-oncall", ["prod-kiosk-lon-1", "prod-kiosk-nyc-1"]), ("night-shift", ["prod-kiosk-nyc-2"])):
+            emulator.request("POST", "/fcm/notification", {
+                "operation": "create", "notification_key_name": name, "registration_ids": [PROD[m] for m in members]},
+                headers={"project_id": PROD_SENDER})
+        applied = run(["apply", "--auto-approve", "-f", str(prod)], emulator)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert "group/ops-oncall exists in FCM but not in the state" in applied.stderr, applied.stderr
+
+        output = prod / "groups.yaml"
+        declared = run(["import", "group", "ops-oncall", "-f", str(prod), "-o", str(output)], emulator)
+        assert declared.returncode == 0, declared.stderr
+        assert "group/ops-oncall is declared at" in declared.stderr and "recorded with its 2 declared members" in declared.stderr
+        assert f"Nothing to write: {output} was not written." in declared.stderr and not output.exists()
+        assert "group/ops-oncall" in state_addresses(prod)
+
+        members = tmp_path / "night-shift.txt"
+        members.write_text(PROD["prod-kiosk-nyc-2"] + "\n")
+        undeclared = run(["import", "group", "night-shift", "--members", str(members), "-f", str(prod), "-o", str(output)], emulator)
+        assert undeclared.returncode == 0, undeclared.stderr
+        text = output.read_text()
+        assert "night-shift:" in text and "- prod-kiosk-nyc-2" in text and "ops-oncall" not in text, text
+
+        validated = run(["validate", "-f", str(prod)])
+        assert validated.returncode == 0, validated.stdout + validated.stderr
+        plan = run(["plan", "--detailed-exitcode", "-f", str(prod)], emulator)
+        assert plan.returncode == 0, plan.stdout + plan.stderr
+        assert "exists in FCM but not in the state" not in plan.stderr, plan.stderr
+        recorded = state_addresses(prod)
+        assert "group/ops-oncall" in recorded and "group/night-shift" in recorded, recorded
+        seq = last_seq(emulator)
+        applied = run(["apply", "--auto-approve", "-f", str(prod)], emulator)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert changes_since(emulator, seq) == [], "apply changed nothing in FCM"
+        groups = {g["name"]: g["members"] for g in emulator.request("GET", "/emulator/v1/groups")["groups"]}
+        assert set(groups) == {"ops-oncall", "night-shift"}, groups
+    finally:
+        emulator.stop()
+
+
+def test_the_mistakes_an_importer_makes(tmp_path):
+    tree, emulator = environments(tmp_path)
+    try:
+        prod = tree / "prod"
+        state = prod / ".fcmctl" / "state.json"
+        assert run(["apply", "--auto-approve", "-f", str(prod)], emulator).returncode == 0
+        emulator.subscribe("acme-prod", PROD["prod-kiosk-lon-1"], "promo")
+        output = prod / "imported.yaml"
+        first = run(["import", "subscriptions", "-f", str(prod), "-o", str(output)], emulator)
+        assert first.returncode == 0, first.stderr
+        assert run(["validate", "-f", str(prod)]).returncode == 0
+        assert run(["plan", "--detailed-exitcode", "-f", str(prod)], emulator).returncode == 0
+        written, recorded = output.read_text(), state.read_text()
+
+        # Twice onto the same file: refused before FCM is read; the file and the state stay as they were.
+        again = run(["import", "subscriptions", "-f", str(prod), "-o", str(output)], emulator)
+        assert again.returncode == 1 and f"{output} exists; import writes a new file" in again.stderr, again.stderr
+        # Onto one of the manifests: the same.
+        manifest = prod / "fcmctl.yaml"
+        original = manifest.read_text()
+        onto = run(["import", "subscriptions", "-f", str(prod), "-o", str(manifest)], emulator)
+        assert onto.returncode == 1 and "exists" in onto.stderr and manifest.read_text() == original
+        # Twice into another file: everything is declared now, so nothing is written and nothing recorded.
+        second = prod / "imported-2.yaml"
+        twice = run(["import", "subscriptions", "-f", str(prod), "-o", str(second)], emulator)
+        assert twice.returncode == 0, twice.stderr
+        assert "Nothing to write" in twice.stderr and "Nothing new to record" in twice.stderr and not second.exists(), twice.stderr
+        assert output.read_text() == written and state.read_text() == recorded
+        # Into the shared base: refused, since dev reads it too.
+        shared = run(["import", "subscriptions", "-f", str(prod), "-o", str(tree / "base" / "imported.yaml")], emulator)
+        assert shared.returncode == 1 and "the manifest that declares this environment's project" in shared.stderr, shared.stderr
+        assert not (tree / "base" / "imported.yaml").exists()
+        # Without -o: printed, and nothing it declares is recorded (nobody may ever save it).
+        emulator.subscribe("acme-prod", PROD["prod-kiosk-nyc-2"], "flash-sale")
+        printed = run(["import", "subscriptions", "-f", str(prod)], emulator)
+        assert printed.returncode == 0, printed.stderr
+        assert "flash-sale:" in printed.stdout and "Nothing the printed YAML declares was recorded" in printed.stderr
+        assert state.read_text() == recorded
+        assert run(["plan", "--detailed-exitcode", "-f", str(prod)], emulator).returncode == 0
+
+        # An authoritative topic would remove the app's subscription it does not declare: import refuses, writes
+        # and records nothing, and says where the declaration is.
+        topics = tree / "base" / "topics.yaml"
+        topics.write_text(topics.read_text().replace("  weather-nyc:\n", "  weather-nyc:\n    ownership: authoritative\n"))
+        emulator.subscribe("acme-prod", PROD["prod-kiosk-lon-1"], "weather-nyc")
+        third = prod / "imported-3.yaml"
+        refused = run(["import", "subscriptions", "-f", str(prod), "-o", str(third)], emulator)
+        assert refused.returncode == 1, refused.stderr
+        assert "the next plan would remove 1 subscription the apps made" in refused.stderr, refused.stderr
+        assert "topic/weather-nyc (authoritative declared at" in refused.stderr and "prod-kiosk-lon-1" in refused.stderr
+        assert not third.exists() and state.read_text() == recorded
+        # What it refused to hide is what the plan shows.
+        plan = run(["plan", "--format", "json", "-f", str(prod)], emulator)
+        changes = {c["address"]: c["counts"] for c in json.loads(plan.stdout)["changes"]}
+        assert changes.get("topic/weather-nyc", {}).get("remove") == 1, changes
+    finally:
+        emulator.stop()

@@ -193,7 +193,7 @@ def test_import_group_takes_members_from_the_manifest(tmp_path):
         assert plan.returncode == 0 and "exists in FCM but not in the state" in plan.stderr
         imported = run(["import", "group", "family"] + common, emulator)
         assert imported.returncode == 0, imported.stderr
-        assert "2 members, as declared in the manifests" in imported.stdout
+        assert "recorded with its 2 declared members; nothing to write" in imported.stderr, imported.stderr
         assert "family" in run(["state", "list"] + common).stdout
         group_manifest(manifest, [TOKENS[0], TOKENS[2]])
         swap = run(["apply", "--auto-approve"] + common, emulator)
