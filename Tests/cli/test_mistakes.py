@@ -362,3 +362,23 @@ def test_a_plan_over_the_removal_limit_is_shown_whole_and_refused(team):
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert team.mutations_since(seq) == []
     assert team.subscriptions() == team.before
+
+
+def test_an_import_beside_a_shared_base_keeps_the_apps_subscriptions(team):
+    # The app subscribed one kiosk to `promo` (the baseline) and another to the base's `weather-nyc`, which its
+    # site does not select: import must neither redeclare the base's topics nor make the app's subscriptions
+    # fcmctl's to remove.
+    team.emulator.subscribe("acme-prod", PROD_TOKENS["prod-kiosk-lon-1"], "weather-nyc")
+    before = team.subscriptions()
+    imported = run(["import", "subscriptions", "-f", team.path("prod"), "-o", team.path("prod/imported.yaml")], team.emulator)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert "weather-nyc" not in team.read("prod/imported.yaml").split("Not written here")[-1].split("topics:")[-1]
+    assert run(["validate", "-f", team.path("prod")]).returncode == 0
+    assert run(["validate", "-f", team.path("dev")]).returncode == 0
+    seq = team.last_request()
+    planned = run(["plan", "--detailed-exitcode", "-f", team.path("prod")], team.emulator)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    applied = run(["apply", "--auto-approve", "-f", team.path("prod")], team.emulator)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert team.mutations_since(seq) == []
+    assert team.subscriptions() == before
