@@ -58,13 +58,7 @@ extension Session {
         draft.subjects = Set(subjects)
         for topic in found.keys.sorted() {
             let members = found[topic]!
-            draft.entries.append(
-                (
-                    .topics,
-                    .init(
-                        name: topic, comment: "\(Self.plural(members.count, "subscription")) found in FCM",
-                        members: members.sorted().map { desired.deviceNames[$0].map(ManifestWriter.Member.device) ?? .registration($0) })
-                ))
+            draft.entries.append((.topics, Self.entry(topic, "\(Self.plural(members.count, "subscription")) found in FCM", members, desired)))
             draft.subscriptions[topic] = members
         }
         if fcmctls > 0 {
@@ -175,13 +169,7 @@ extension Session {
                         + "so, and FCM cannot tell which is true; import it without --members (the state's), or remove its record first "
                         + "(fcmctl state rm group/\(name)); nothing was imported")
             }
-            draft.entries.append(
-                (
-                    .groups,
-                    .init(
-                        name: name, comment: "\(Self.plural(members.count, "member")), \(from)",
-                        members: members.sorted().map { desired.deviceNames[$0].map(ManifestWriter.Member.device) ?? .registration($0) })
-                ))
+            draft.entries.append((.groups, Self.entry(name, "\(Self.plural(members.count, "member")), \(from)", members, desired)))
             draft.writtenGroups[name] = members
         }
         return draft
@@ -199,5 +187,12 @@ extension Session {
         let more = listed.subtracting(reference).count
         let fewer = reference.subtracting(listed).count
         return [more > 0 ? "\(more) more" : nil, fewer > 0 ? "\(fewer) fewer" : nil].compactMap { $0 }.joined(separator: ", ")
+    }
+
+    /// A written topic or group: its members by device name where the manifests name them, sorted.
+    static func entry(_ name: String, _ comment: String, _ members: some Collection<Registration>, _ desired: DesiredState) -> ManifestWriter.Entry {
+        ManifestWriter.Entry(
+            name: name, comment: comment,
+            members: members.sorted().map { desired.deviceNames[$0].map(ManifestWriter.Member.device) ?? .registration($0) })
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// A service that checks, at every request, that the journal already holds the intent for it.
-final class JournalCheckingService: FCMService, @unchecked Sendable {
+final class JournalCheckingService: TopicBatchService, @unchecked Sendable {
     let store: InMemoryStateStore
     let batchSize: Int
     private let lock = NSLock()
@@ -47,14 +47,6 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
         return Dictionary(uniqueKeysWithValues: registrations.map { ($0, SubscriptionOutcome.done) })
     }
 
-    func groupKey(name: String) async throws -> String? { nil }
-    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
-    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
-    func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
-    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
-    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
-    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
 }
 
 @Suite struct ApplierJournalTests {
@@ -102,7 +94,7 @@ final class JournalCheckingService: FCMService, @unchecked Sendable {
 
 /// A service that requests a stop once it has answered `after` batches, and refuses, like a stopping sender,
 /// whatever it is asked after that: the moment a signal lands in the middle of an apply.
-final class StoppingService: FCMService, @unchecked Sendable {
+final class StoppingService: TopicBatchService, @unchecked Sendable {
     let stop: StopSignal
     let after: Int
     private let lock = NSLock()
@@ -112,8 +104,6 @@ final class StoppingService: FCMService, @unchecked Sendable {
         self.stop = stop
         self.after = after
     }
-
-    var topicBatchSize: Int { 1 }
 
     func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
         SubscriptionOutcome]
@@ -127,14 +117,6 @@ final class StoppingService: FCMService, @unchecked Sendable {
         return Dictionary(uniqueKeysWithValues: registrations.map { ($0, SubscriptionOutcome.done) })
     }
 
-    func groupKey(name: String) async throws -> String? { nil }
-    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
-    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
-    func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
-    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
-    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
-    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
 }
 
 @Suite struct ApplierStopTests {

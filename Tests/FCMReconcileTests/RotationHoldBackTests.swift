@@ -6,14 +6,12 @@ import Testing
 
 /// Answers every change as done, except subscriptions of `unknown`, which FCM calls gone: a device's new token
 /// that FCM never issued (an export cut short), met at apply time.
-final class UnknownNewTokenService: FCMService, @unchecked Sendable {
+final class UnknownNewTokenService: TopicBatchService, @unchecked Sendable {
     let unknown: Set<Registration>
     private let lock = NSLock()
     private(set) var sent: [(action: SubscriptionChange.Action, topic: String, registration: Registration)] = []
 
     init(unknown: Set<Registration>) { self.unknown = unknown }
-
-    var topicBatchSize: Int { 1 }
 
     func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
         SubscriptionOutcome]
@@ -24,14 +22,6 @@ final class UnknownNewTokenService: FCMService, @unchecked Sendable {
         )
     }
 
-    func groupKey(name: String) async throws -> String? { nil }
-    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
-    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
-    func subscriptions(of registration: Registration) async throws -> RegistrationStatus { .active(topics: []) }
-    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
-    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
-    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
 }
 
 @Suite struct RotationHoldBackTests {

@@ -40,7 +40,7 @@ struct ThreadNotingJournal: StateJournal {
 }
 
 /// Answers every request at once, noting the thread it was asked on; `answered` counts registrations.
-final class ThreadNotingService: FCMService, Sendable {
+final class ThreadNotingService: TopicBatchService, Sendable {
     let log: ThreadLog
     let answered = Atomic<Int>(0)
     /// Signalled once `total` registrations were answered.
@@ -51,8 +51,6 @@ final class ThreadNotingService: FCMService, Sendable {
         self.log = log
         self.total = total
     }
-
-    var topicBatchSize: Int { 1 }
 
     func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
         SubscriptionOutcome]
@@ -72,13 +70,6 @@ final class ThreadNotingService: FCMService, Sendable {
         if answered.add(count, ordering: .relaxed).newValue == total { allAnswered.signal() }
     }
 
-    func groupKey(name: String) async throws -> String? { nil }
-    func groupMembers(name: String, key: String) async throws -> Set<Registration>? { nil }
-    func performGroupStep(_ step: GroupStep, name: String, key: String?) async throws -> String? { "key" }
-    func perform(_ change: SubscriptionChange) async throws -> SubscriptionOutcome { .done }
-    func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] { [] }
-    func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] { [] }
-    func preview(_ change: SubscriptionChange) -> [RequestPreview] { [] }
 }
 
 @Suite struct RunOutputThreadTests {
