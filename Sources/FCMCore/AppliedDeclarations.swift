@@ -57,10 +57,19 @@ package struct AppliedDeclarations: Hashable, Sendable {
         return Set(now.filter { groups[$0.key] != $0.value }.keys)
     }
 
-    /// Forgets what an apply could not settle, so the next `--refresh=changed` reads them again.
-    package mutating func forget(_ registrations: some Sequence<Registration>) {
-        for registration in registrations { self.registrations[Self.fnv(registration.value)] = nil }
+    /// Forgets what an apply could not settle, so the next `--refresh=changed` reads them again. One that
+    /// `previous` (the apply before) declared stays declared, as unsettled: fcmctl still knows it, so if it has
+    /// died since, that is drift, not a registration the manifest introduces.
+    package mutating func forget(_ registrations: some Sequence<Registration>, previous: AppliedDeclarations = AppliedDeclarations()) {
+        for registration in registrations {
+            let key = Self.fnv(registration.value)
+            self.registrations[key] = previous.registrations[key] == nil ? nil : Self.unsettled
+        }
     }
+
+    /// The fingerprint of a registration declared but not settled: it matches no declaration, so
+    /// `--refresh=changed` reads it again.
+    static let unsettled: UInt64 = 0
 
     package static func fnv(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -84,7 +93,7 @@ extension Ledger {
         _ declared: DesiredState, unsettled: some Sequence<Registration>, unsettledGroups: some Sequence<String> = [String]()
     ) {
         var next = AppliedDeclarations.of(declared)
-        next.forget(unsettled)
+        next.forget(unsettled, previous: applied)
         for case .group(let name) in unsettledGroups.compactMap(Address.init) { next.groups[name] = nil }
         applied = next
         deviceNames.merge(declared.deviceNames) { _, declared in declared }

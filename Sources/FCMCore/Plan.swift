@@ -102,7 +102,7 @@ package struct Plan: Hashable, Sendable {
     /// Nothing to change and nothing left unknown: no registration unread, none declared that FCM does not
     /// know, no observe-only difference. Only then may a view say that FCM matches the manifest.
     package var inSync: Bool {
-        !hasChanges && unreadable == 0
+        !hasChanges && unreadable == 0 && refusals.isEmpty
             && !findings.contains {
                 switch $0 {
                 case .registrationGone, .observeOnlyDiffers, .groupNotInState: true

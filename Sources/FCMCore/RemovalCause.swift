@@ -11,6 +11,9 @@ package enum RemovalCause: Hashable, Sendable {
     case deviceUndeclared(device: String)
     /// The device is declared with another registration now: the old one is replaced.
     case rotated(device: String)
+    /// The registration is now another device's (an export whose rows shifted, a token pasted on the wrong
+    /// line): it was `from`'s when fcmctl recorded it.
+    case reassigned(from: String, to: String)
     /// The device no longer matches the topic's selector: its `label` is now `value` (nil: it has none),
     /// where the selector wants one of `wanted`.
     case labelMismatch(device: String, label: String, wanted: [String], value: String?)
@@ -30,6 +33,7 @@ package enum RemovalCause: Hashable, Sendable {
         case .groupMadeLocal: "group_made_local"
         case .deviceUndeclared: "device_removed"
         case .rotated: "rotated"
+        case .reassigned: "registration_moved"
         case .labelMismatch: "labels_changed"
         case .excluded: "excluded"
         case .memberDropped: "member_dropped"
@@ -40,7 +44,7 @@ package enum RemovalCause: Hashable, Sendable {
     package var device: String? {
         switch self {
         case .objectUndeclared, .groupEmptied, .groupMadeLocal: nil
-        case .deviceUndeclared(let device), .rotated(let device), .labelMismatch(let device, _, _, _): device
+        case .deviceUndeclared(let device), .rotated(let device), .labelMismatch(let device, _, _, _), .reassigned(_, let device): device
         case .excluded(let device), .memberDropped(let device), .undeclaredSubscriber(let device): device
         }
     }

@@ -9,25 +9,30 @@ package enum IntroducedRegistrations {
     package static func unknown(
         desired: DesiredState, ledger: Ledger, observed: ObservedState, manifest: Manifest?, replaced: [Registration: Registration]
     ) -> [UnknownRegistration] {
-        var declaredIn: [Registration: DesiredTopic] = [:]
-        for topic in desired.topics.values {
-            for member in topic.members {
+        var declaredIn: [Registration: SourceLocation?] = [:]
+        var declaredBy: [Registration: Address] = [:]
+        let objects =
+            desired.topics.values.map { (Address.topic($0.name), $0.members, $0.location) }
+            + desired.groups.values.map { (Address.group($0.name), $0.members, $0.location) }
+        for (address, members, location) in objects {
+            for member in members {
                 guard case .gone = observed.registrations[member] else { continue }
-                if let other = declaredIn[member], other.name < topic.name { continue }
-                declaredIn[member] = topic
+                if let other = declaredBy[member], other < address { continue }
+                declaredBy[member] = address
+                declaredIn[member] = location
             }
         }
         guard !declaredIn.isEmpty else { return [] }
         let recordedInGroups = Set(ledger.groups.values.flatMap(\.members))
         let pending = ledger.subscribedRegistrations
         var found: [UnknownRegistration] = []
-        for (registration, topic) in declaredIn {
+        for (registration, declaration) in declaredIn {
             let known =
                 ledger.deviceNames[registration] != nil || ledger.applied.declares(registration) || pending.contains(registration)
                 || recordedInGroups.contains(registration)
             guard !known, case .gone(let reason)? = observed.registrations[registration] else { continue }
             let device = desired.deviceNames[registration]
-            let location = device.flatMap { manifest?.devices[$0]?.location } ?? topic.location
+            let location = device.flatMap { manifest?.devices[$0]?.location } ?? declaration
             found.append(
                 UnknownRegistration(
                     registration: registration, device: device, reason: reason, replaces: replaced[registration], location: location))

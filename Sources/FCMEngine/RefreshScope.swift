@@ -17,6 +17,11 @@ package struct RefreshScope {
         for topic in desired.topics.values { everyone.formUnion(topic.members) }
         // drift reads the members of local groups too, to report the dead ones.
         if includeLocalGroups { for group in desired.localGroups.values { everyone.formUnion(group.members) } }
+        // A device group's new members are read once before they are added: FCM lists no group's members, and
+        // drops a registration it does not know from an add without a word, so this read is the only check
+        // that a new member (a rotated token, say) is one FCM knows. Members fcmctl recorded are not read again.
+        let newGroupMembers = Self.newGroupMembers(desired, ledger)
+        everyone.formUnion(newGroupMembers)
         let allGroups = ledger.knownGroupNames.union(desired.groups.keys)
         knownRegistrations = everyone.count
         knownGroups = allGroups.count
@@ -26,7 +31,7 @@ package struct RefreshScope {
             plannedDesired = desired
             return
         }
-        var changed = ledger.applied.changedRegistrations(in: desired)
+        var changed = ledger.applied.changedRegistrations(in: desired).union(newGroupMembers)
         // Recorded subscriptions the manifest no longer declares, and what an interrupted run may have done.
         for (topic, members) in ledger.topics {
             let declared = desired.topics[topic]?.members ?? []
@@ -43,6 +48,17 @@ package struct RefreshScope {
             restricted.topics[name]?.members = Set(changed.filter { topic.members.contains($0) })
         }
         plannedDesired = restricted
+    }
+
+    /// Members the manifests give FCM groups that no group in the state records.
+    static func newGroupMembers(_ desired: DesiredState, _ ledger: Ledger) -> Set<Registration> {
+        guard !desired.groups.isEmpty else { return [] }
+        var recorded = Set<Registration>()
+        for group in ledger.groups.values { recorded.formUnion(group.members) }
+        for members in ledger.pending.groupMembers.values { recorded.formUnion(members) }
+        var new = Set<Registration>()
+        for group in desired.groups.values { new.formUnion(group.members.subtracting(recorded)) }
+        return new
     }
 
     package var summary: RefreshSummary {

@@ -48,16 +48,23 @@ package struct RemovalExplanation {
         guard let topic else { return .objectUndeclared }
         // Under authoritative ownership a subscription fcmctl did not make is removed for not being declared,
         // whatever else is true of its device.
-        if ownership == .authoritative && !recorded { return .undeclaredSubscriber(device: currentNames[registration]) }
+        if ownership == .authoritative && !recorded {
+            // What the device's declaration says is still the better reason, when it says anything.
+            guard let device = currentNames[registration] else { return .undeclaredSubscriber(device: nil) }
+            let why = manifest.whyNotMember(device: device, of: topic)
+            if case .memberDropped = why { return .undeclaredSubscriber(device: device) }
+            return why
+        }
         if let cause = deviceCause(registration) { return cause }
         if let device = currentNames[registration] { return manifest.whyNotMember(device: device, of: topic) }
         return manifest.excludes(registration, from: topic) ? .excluded(device: nil) : .memberDropped(device: nil)
     }
 
-    /// The registration's device left the manifests or now has another registration; nil when a declared
-    /// device still holds it, or no device ever did.
+    /// The registration's device left the manifests, now has another registration, or the registration is now
+    /// another device's; nil when the device fcmctl recorded still holds it, or no device ever did.
     func deviceCause(_ registration: Registration) -> RemovalCause? {
-        guard currentNames[registration] == nil, let old = ledger.deviceNames[registration] else { return nil }
+        guard let old = ledger.deviceNames[registration] else { return nil }
+        if let now = currentNames[registration] { return now == old ? nil : .reassigned(from: old, to: now) }
         return manifest.devices[old] == nil ? .deviceUndeclared(device: old) : .rotated(device: old)
     }
 }

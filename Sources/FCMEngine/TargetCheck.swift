@@ -25,7 +25,8 @@ package enum TargetCheck {
                         + hint(topic, in: topics, as: Address.topic))
             case .subscription(let topic, let who):
                 let members = (desired.topics[topic]?.members ?? []).union(ledger.topics[topic] ?? [])
-                let names = desired.deviceNames
+                // Names the state keeps too: a device that left the manifest is still excluded by its name.
+                let names = desired.deviceNames.merging(ledger.deviceNames) { declared, _ in declared }
                 if !members.contains(where: { $0.value == who || names[$0] == who }) {
                     let devices = members.compactMap { names[$0] }
                     problems.append(

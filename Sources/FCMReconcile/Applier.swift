@@ -94,17 +94,19 @@ package struct Applier: Sendable {
                 run.notAttempted(change.address, "group steps", change.steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
                 continue
             }
-            await applyGroup(change, observed: observed.groups[change.name], run: run)
+            await applyGroup(change, observed: observed.groups[change.name], successors: plan.successors, run: run)
         }
         // Every addition before any removal, and no removal for a registration whose addition failed: a
         // topic renamed or a device moved never ends up with neither, whatever fails.
         let size = service.topicBatchSize
         await applyBatches(Self.batches(plan.topics, .subscribe, size: size), run: run)
         var removals: [SubscriptionBatches.List] = []
-        // A rotated device's old registration stays subscribed unless every new subscription of its new one
-        // was made: a new token FCM does not know must not cost the device the one that works.
+        // A rotated device's old registration stays subscribed while its new one is gone, could not be read, or
+        // had a new subscription fail: a new token FCM does not know, or would not tell about, must not cost the
+        // device the one that works.
         let unconfirmed = run.failedAdditions.union(run.goneAdditions)
-        let heldForSuccessor = Set(plan.successors.filter { unconfirmed.contains($0.value) }.keys)
+        let heldForSuccessor = Set(
+            plan.successors.filter { _, new in unconfirmed.contains(new) || observed.isGone(new) || observed.isUnreadable(new) }.keys)
         for topic in plan.topics where !topic.removed.isEmpty {
             guard !run.failedAdditions.isEmpty || !heldForSuccessor.isEmpty else {
                 removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: topic.removed))
@@ -215,7 +217,9 @@ package struct Applier: Sendable {
         var goneAdditions = Set<Registration>()
     }
 
-    func applyGroup(_ change: GroupChange, observed: ObservedGroup?, run: Run) async {
+    /// `successors`: a rotated device's old registration → its new one; the old stays a member while the new
+    /// one turns out gone.
+    func applyGroup(_ change: GroupChange, observed: ObservedGroup?, successors: [Registration: Registration], run: Run) async {
         var key = observed?.notificationKey
         var members = observed?.members ?? []
         var target = members.union(change.added).subtracting(change.removed)
@@ -257,6 +261,15 @@ package struct Applier: Sendable {
                             address: change.address, action: step.operationName, registrations: [registration], status: .gone(reason: error.code)))
                 }
                 target.subtract(gone)
+                // A device whose new registration is gone keeps its old one; and a group that is not being deleted
+                // is never emptied because its new members turned out gone: FCM would delete it, key and all.
+                target.formUnion(successors.filter { gone.contains($0.value) && members.contains($0.key) }.keys)
+                if target.isEmpty && change.action != .delete { target = members }
+                let kept = members.intersection(target).intersection(change.removed)
+                if !kept.isEmpty {
+                    run.notAttempted(
+                        change.address, "remove", kept.sorted(), reason: "kept because the members replacing them are not registered with FCM")
+                }
                 steps = GroupStepPlanner.steps(from: members, to: target)[...]
                 // A refused request may have spent the key: read a fresh one for the next step.
                 if !members.isEmpty { key = (try? await service.groupKey(name: change.name)) ?? key }

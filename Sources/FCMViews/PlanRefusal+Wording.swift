@@ -49,8 +49,9 @@ extension Plan {
         if inSync { return "No changes. FCM matches the manifest." }
         var gaps: [String] = []
         if unreadable > 0 { gaps.append("\(plural(unreadable, "registration")) could not be read") }
-        let gone = Set(findings.compactMap { if case .registrationGone(_, let registration, _, _, _) = $0 { registration } else { nil } }).count
-        if gone > 0 { gaps.append("\(plural(gone, "declared registration")) \(gone == 1 ? "is" : "are") not known to FCM") }
+        var gone = Set(findings.compactMap { if case .registrationGone(_, let registration, _, _, _) = $0 { registration } else { nil } })
+        for case .unknownRegistrations(let unknown) in refusals { gone.formUnion(unknown.map(\.registration)) }
+        if !gone.isEmpty { gaps.append("\(plural(gone.count, "declared registration")) \(gone.count == 1 ? "is" : "are") not known to FCM") }
         let observeOnly = findings.filter { if case .observeOnlyDiffers = $0 { true } else { false } }.count
         if observeOnly > 0 { gaps.append("\(plural(observeOnly, "observe-only topic")) differ\(observeOnly == 1 ? "s" : "")") }
         let unmanaged = findings.filter { if case .groupNotInState = $0 { true } else { false } }.count

@@ -10,8 +10,10 @@ extension RemovalCause {
         case .groupMadeLocal: "the group is now declared mode: local (kept by fcmctl, not FCM)"
         case .deviceUndeclared: "the device is no longer declared (it left its device file or manifest)"
         case .rotated: "the device's registration changed (rotation): its new one replaces this one"
+        case .reassigned(let from, let to): "the registration was \(from)'s and is now \(to)'s, which is not a member"
         case .labelMismatch(_, let label, let wanted, let value):
-            "label \(label): \(Self.wanted(wanted)) → \(value.map { "'\($0)'" } ?? "none"), no longer matches the selector"
+            value.map { "label \(label) is '\($0)', the selector wants \(Self.wanted(wanted))" }
+                ?? "no label \(label), the selector wants \(label)=\(Self.wanted(wanted))"
         case .excluded: "listed under exclude"
         case .memberDropped: "no longer listed among the members"
         case .undeclaredSubscriber: "not declared, and subscribed outside fcmctl (authoritative topic)"
@@ -24,10 +26,11 @@ extension RemovalCause {
         switch self {
         case .labelMismatch(_, let label, let wanted, let value):
             value == nil
-                ? "the device has no label \(label) any more (the selector wants \(label)=\(Self.wanted(wanted)))"
-                : "the device's label \(label) is no longer \(Self.wanted(wanted))"
+                ? "the device has no label \(label) (the selector wants \(label)=\(Self.wanted(wanted)))"
+                : "the device's label \(label) is not what the selector wants (\(Self.wanted(wanted)))"
         case .deviceUndeclared: "the device is no longer declared (it left its device file or manifest)"
         case .rotated: "the device's registration changed (rotation)"
+        case .reassigned: "the registration is now another device's (rows shifted in an export?)"
         case .excluded: "the device is listed under exclude"
         case .memberDropped: "the member is no longer listed"
         case .undeclaredSubscriber: "subscribed outside fcmctl and not declared (authoritative)"
@@ -35,7 +38,10 @@ extension RemovalCause {
         }
     }
 
+    /// The selector's values, at most three of them: a line in a banner stays a line.
     static func wanted(_ values: [String]) -> String {
-        values.count == 1 ? "'\(values[0])'" : "one of " + values.map { "'\($0)'" }.joined(separator: ", ")
+        if values.count == 1 { return "'\(values[0])'" }
+        let shown = values.prefix(3).map { "'\($0)'" }.joined(separator: ", ")
+        return "one of " + shown + (values.count > 3 ? " and \(values.count - 3) more" : "")
     }
 }

@@ -68,3 +68,27 @@ import Testing
         #expect((try? Ledger(lineage: "L", serial: 41).nextSerial()) == 42)
     }
 }
+
+/// What fcmctl knows of a registration outlives an apply that could not read it: a known one stays declared
+/// (and is read again by `--refresh=changed`), a never-seen one stays unknown.
+@Suite struct AppliedDeclarationTests {
+    let known = Registration(value: "known:APA91b", kind: .token)
+    let fresh = Registration(value: "fresh:APA91b", kind: .token)
+
+    func desired(_ members: Set<Registration>) -> DesiredState {
+        DesiredState(project: ProjectSettings(id: "p", senderId: "1"), topics: ["news": DesiredTopic(name: "news", members: members)])
+    }
+
+    @Test func anUnsettledRegistrationStaysKnownOnlyIfItWasKnown() {
+        var ledger = Ledger()
+        ledger.recordApplied(desired([known]), unsettled: [Registration]())
+        #expect(ledger.applied.declares(known) && !ledger.applied.declares(fresh))
+        ledger.recordApplied(desired([known, fresh]), unsettled: [known, fresh])
+        #expect(ledger.applied.declares(known))
+        #expect(!ledger.applied.declares(fresh))
+        // Unsettled reads as changed, so `--refresh=changed` reads both again.
+        #expect(ledger.applied.changedRegistrations(in: desired([known, fresh])) == [known, fresh])
+        ledger.recordApplied(desired([known, fresh]), unsettled: [Registration]())
+        #expect(ledger.applied.changedRegistrations(in: desired([known, fresh])).isEmpty)
+    }
+}

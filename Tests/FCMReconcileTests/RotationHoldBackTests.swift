@@ -70,3 +70,24 @@ final class UnknownNewTokenService: TopicBatchService, @unchecked Sendable {
         #expect(ledger.managedSubscribers(of: "news") == [new])
     }
 }
+
+extension RotationHoldBackTests {
+    /// The new registration could not be read (a token of another project: SENDER_ID_MISMATCH), so nothing was
+    /// planned for it and nothing was sent for it: the old one keeps its topics all the same.
+    @Test func theOldRegistrationStaysWhenTheNewOneCouldNotBeRead() async throws {
+        var plan = Plan(topics: ["alerts", "news"].map { TopicChange(name: $0, ownership: .additive, added: [], removed: [old], unchanged: 0) })
+        plan.successors = [old: new]
+        var observed = ObservedState()
+        observed.unreadable[new] = "PERMISSION_DENIED: SenderId mismatch"
+        let service = UnknownNewTokenService(unknown: [])
+        let store = InMemoryStateStore()
+        var ledger = Ledger(lineage: "L", serial: 1)
+        for topic in ["news", "alerts"] { ledger.recordSubscription(old, topic: topic) }
+        let journal = try await store.openJournal(base: try await store.write(ledger, replacing: nil), expectedBytes: 40_000)
+        let (report, after) = await Applier(service: service, limit: .fixed(4), window: 16)
+            .apply(plan, observed: observed, ledger: ledger, journal: journal)
+        #expect(service.sent.isEmpty)
+        #expect(after.managedSubscribers(of: "news") == [old] && after.managedSubscribers(of: "alerts") == [old])
+        #expect(report.notAttempted == 2)
+    }
+}

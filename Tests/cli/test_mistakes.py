@@ -170,13 +170,14 @@ def test_a_label_value_misspelt_in_every_row_is_refused(team):
 
 def test_a_label_value_misspelt_in_one_row_is_shown_with_the_label(team):
     team.edit(PROD_CSV, "00000002,,kiosk,", "00000002,,kiosq,")
-    check_shown(team, "prod", "label role is no longer", "kiosk", removed=["prod-kiosk-nyc-2"])
+    comment = check_shown(team, "prod", "label role is not what the selector wants ('kiosk')", removed=["prod-kiosk-nyc-2"])
+    assert "label role is 'kiosq', the selector wants 'kiosk'" in comment
 
 
 def test_a_label_cell_emptied_in_one_row_is_shown_as_a_label_gone(team):
     team.edit(PROD_CSV, "00000001,,kiosk,lon", "00000001,,,lon")
-    comment = check_shown(team, "prod", "has no label role any more", removed=["prod-kiosk-lon-1"])
-    assert "label role: 'kiosk' → none" in comment
+    comment = check_shown(team, "prod", "has no label role (the selector wants role='kiosk')", removed=["prod-kiosk-lon-1"])
+    assert "no label role, the selector wants role='kiosk'" in comment
 
 
 def test_a_misspelt_selector_key_is_refused_with_the_right_one(team):
@@ -311,7 +312,10 @@ def test_a_damaged_token_is_refused_and_the_working_one_keeps_its_topics(team, b
 
 def test_a_new_device_with_a_token_fcm_never_issued_is_refused(team):
     team.write(PROD_CSV, team.read(PROD_CSV) + "prod-kiosk-nyc-3,pK1nyc0003:APA91bProdKioskNycToken0000003,,kiosk,nyc\n")
-    check_refused(team, "prod", "device prod-kiosk-nyc-3's registration", "is unknown to FCM", place_in=PROD_CSV, validate=False)
+    planned = check_refused(team, "prod", "device prod-kiosk-nyc-3's registration", "is unknown to FCM", place_in=PROD_CSV, validate=False)
+    # Nothing to change, but never "FCM matches the manifest" while a declared registration is unknown to it.
+    assert "FCM matches the manifest" not in planned.stdout
+    assert "No changes planned, but FCM does not match the manifest: 1 declared registration is not known to FCM" in planned.stdout
 
 
 # --- devices moving, files deleted, includes dropped -------------------------------------------------------
