@@ -52,6 +52,10 @@ struct ApplyRun {
         if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.err(warning) }
         presentation.printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
         if !computed.plan.refusals.isEmpty {
+            let redactor = Redactor(showTokens: run.showTokens)
+            if output.format == .github {
+                Console.current.out(lines: GitHubAnnotations.lines(computed.plan.refusalDiagnostics(redactor), redactor: redactor, command: "apply"))
+            }
             // The documents have no apply to report: the refused plan is the document, as `plan` shows it.
             if output.format == .json || output.format == .markdown {
                 try PlanPresentation(
