@@ -6,12 +6,17 @@ import Foundation
 struct FCMErrorBody: Sendable {
     var code: String
     var message: String
+    /// The IAM permission a 403 says the caller lacks (`cloudmessaging.topicSubscriptions.create`): Google's
+    /// APIs name it in an ErrorInfo's `metadata.permission` (reason IAM_PERMISSION_DENIED) and in the message
+    /// ("Permission 'X' denied on resource …").
+    var permission: String?
 
     /// Both fields are printed: they are escaped here, once, for every caller (see `ConsoleText`).
     init(status: Int, body: Data) {
         let (code, message) = Self.read(status: status, body: body)
         self.code = ConsoleText.oneLine(code)
         self.message = ConsoleText.oneLine(message)
+        permission = status == 403 ? IAMAdvice.permission(in: body) : nil
     }
 
     private static func read(status: Int, body: Data) -> (code: String, message: String) {

@@ -14,6 +14,10 @@ package struct FCMHTTPService: FCMService {
     let topicSets = InternTable<Set<String>>()
     let exportProbe = GroupExportProbe()
 
+    /// Who the credentials are (a service account's email) and the project they belong to, when the
+    /// credentials say: named when FCM refuses them, beside the manifest's project.
+    package var caller: (account: String?, project: String?) = (nil, nil)
+
     package init(sender: RequestSender, endpoints: FCMEndpoints, project: ProjectSettings) {
         self.sender = sender
         self.endpoints = endpoints
@@ -237,6 +241,11 @@ package struct FCMHTTPService: FCMService {
     /// What to check when FCM says the registration or the project is not the caller's.
     func wrongProject(_ error: FCMErrorBody, status: Int) -> FCMServiceError? {
         guard error.meansWrongProject else { return nil }
+        if let permission = error.permission {
+            return FCMServiceError(
+                status: status, code: error.code, message: IAMAdvice.refusal(permission, project: project, caller: caller),
+                refusal: .permissionDenied(permission: permission))
+        }
         let message =
             error.code == "SENDER_ID_MISMATCH"
             ? "the registration belongs to another Firebase project than '\(project.id)' (sender \(project.senderId)): check project.id "

@@ -100,6 +100,19 @@ package struct GCSObjectStorage: ObjectStorage {
         if response.status == 412 { throw ObjectStorageError.preconditionFailed(name) }
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
         let message = (object?["error"] as? [String: Any])?["message"] as? String ?? String(decoding: response.body.prefix(300), as: UTF8.self)
-        throw ObjectStorageError.failed("HTTP \(response.status) for \(displayName)/\(name): \(ConsoleText.oneLine(message))")
+        var advice = ""
+        if response.status == 403, let permission = IAMAdvice.permission(in: response.body) ?? Self.storagePermission(in: message) {
+            // GCS says which permission; the role that grants it is what a person asks their admin for.
+            let role = permission.hasSuffix(".get") || permission.hasSuffix(".list") ? "roles/storage.objectViewer" : "roles/storage.objectUser"
+            advice = ". The credentials lack \(permission), which \(role) on the bucket grants"
+        }
+        throw ObjectStorageError.failed("HTTP \(response.status) for \(displayName)/\(name): \(ConsoleText.oneLine(message))\(advice)")
+    }
+
+    /// GCS words a refusal "… does not have storage.objects.create access to …".
+    static func storagePermission(in message: String) -> String? {
+        guard let start = message.range(of: "does not have ") else { return nil }
+        let word = message[start.upperBound...].prefix { $0.isLetter || $0 == "." }
+        return word.hasPrefix("storage.") && word.split(separator: ".").count == 3 ? String(word) : nil
     }
 }

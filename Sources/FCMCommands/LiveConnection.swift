@@ -2,6 +2,7 @@ import FCMClient
 import FCMCore
 import FCMEngine
 import FCMViews
+import Foundation
 
 enum LiveConnection {
     /// Credentials in Application Default Credentials order, the FCM base URL, and one rate limiter for
@@ -63,7 +64,8 @@ enum LiveConnection {
             limiter.releaseAll()
             transport.wakeAllSleepers()
         }
-        let service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
+        var service = FCMHTTPService(sender: sender, endpoints: endpoints, project: project)
+        service.caller = caller(source)
         return Connection(
             service: service, live: service, shutdown: { transport.shutdown() },
             statistics: {
@@ -74,6 +76,24 @@ enum LiveConnection {
                 }
                 return counts
             }, executor: transport)
+    }
+
+    /// The account the credentials act as, and its project, where the credentials file says: a service
+    /// account's key, or the account an impersonating file names (`…/serviceAccounts/EMAIL:generateAccessToken`).
+    /// A service account's email ends in `@PROJECT.iam.gserviceaccount.com`.
+    static func caller(_ source: CredentialSource) -> (account: String?, project: String?) {
+        if case .serviceAccount(let path) = source, let key = try? ServiceAccountKey(path: path) {
+            return (key.clientEmail, key.projectID)
+        }
+        guard let path = source.path, let data = FileManager.default.contents(atPath: path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let url = object["service_account_impersonation_url"] as? String, let start = url.range(of: "serviceAccounts/")
+        else { return (nil, nil) }
+        let email = String(url[start.upperBound...].prefix { $0 != ":" && $0 != "/" && $0 != "?" })
+        guard email.contains("@") else { return (nil, nil) }
+        let domain = email.split(separator: "@").last.map(String.init) ?? ""
+        let suffix = ".iam.gserviceaccount.com"
+        return (email, domain.hasSuffix(suffix) ? String(domain.dropLast(suffix.count)) : nil)
     }
 
     static func keyFileProject(_ source: CredentialSource) -> String? {

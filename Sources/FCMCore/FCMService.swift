@@ -54,12 +54,21 @@ package struct FCMServiceError: Error, Hashable, Sendable {
         /// A group step none of whose registrations FCM still accepts: they may be gone (uninstalled, expired),
         /// which the engine finds out and plans around.
         case noValidRegistrations
+        /// The caller's credentials lack an IAM permission in the project: no other request of the run can
+        /// fare better, so the run stops, naming the permission and the role that grants it.
+        case permissionDenied(permission: String)
     }
 
     package var status: Int
     package var code: String
     package var message: String
     package var refusal: Refusal?
+
+    /// The credentials lack an IAM permission in the project (not one registration's trouble).
+    package var deniesPermission: Bool {
+        if case .permissionDenied = refusal { return true }
+        return false
+    }
 
     package init(status: Int, code: String, message: String, refusal: Refusal? = nil) {
         self.status = status

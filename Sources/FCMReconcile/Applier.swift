@@ -196,6 +196,8 @@ package struct Applier: Sendable {
             }
             // The lease may be gone: nothing more may be sent, whichever request found out first.
             if let refused = error as? LeaseFence.Refused, report.stopped == nil { report.stopped = refused.description }
+            // Credentials without the permission: no other request of this run can fare better.
+            if let denied = error as? FCMServiceError, denied.deniesPermission, report.stopped == nil { report.stopped = denied.message }
             let status: OperationOutcome.Status
             if let error = error as? FCMServiceError {
                 status = .failed(code: error.code, message: error.message, retryable: TransientStatus.all.contains(error.status))

@@ -73,6 +73,9 @@ package struct Refresher: Sendable {
             defer { output.advance(1) }
             do {
                 return ReadOutcome(registration: registration, status: try await service.subscriptions(of: registration), failure: nil)
+            } catch let error as FCMServiceError where error.deniesPermission {
+                // Not this registration's trouble: the credentials may read none. The refresh ends here.
+                throw error
             } catch {
                 return ReadOutcome(registration: registration, status: nil, failure: "\(error)")
             }

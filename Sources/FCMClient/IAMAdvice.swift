@@ -1,0 +1,46 @@
+import FCMCore
+import Foundation
+
+/// What to tell a person whose credentials FCM refused for lack of an IAM permission: the permission, the
+/// role that grants it (https://cloud.google.com/iam/docs/roles-permissions/firebasecloudmessaging), and
+/// both projects, since a refusal is most often credentials of one environment used with another's manifest.
+package enum IAMAdvice {
+    /// `roles/firebasecloudmessaging.viewer` grants `cloudmessaging.topicSubscriptions.{get,list}`; the
+    /// admin role (and `roles/cloudmessaging.editor`) every FCM permission, sends included.
+    package static func role(for permission: String) -> String {
+        permission.hasSuffix(".get") || permission.hasSuffix(".list")
+            ? "roles/firebasecloudmessaging.viewer (or roles/firebasecloudmessaging.admin)" : "roles/firebasecloudmessaging.admin"
+    }
+
+    package static func refusal(_ permission: String, project: ProjectSettings, caller: (account: String?, project: String?)) -> String {
+        let who = caller.account.map { "the credentials (\($0))" } ?? "the credentials"
+        var text = "\(who) lack the permission \(permission) in project '\(project.id)', which \(role(for: permission)) grants"
+        if let theirs = caller.project, !theirs.isEmpty, theirs != project.id {
+            text +=
+                ". The manifest is for project '\(project.id)', but the credentials are of project '\(theirs)': "
+                + "use this environment's credentials, or check project.id"
+        } else {
+            text += ": grant that role to the account in '\(project.id)', or use credentials that have it"
+        }
+        return text
+    }
+
+    /// Only permissions of the shape Google's IAM gives them (`service.resource.verb`), so nothing else an
+    /// answer says is taken for one.
+    package static func permission(in body: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let error = object["error"] as? [String: Any]
+        else { return nil }
+        let details = error["details"] as? [[String: Any]] ?? []
+        let info = details.first { ($0["@type"] as? String)?.hasSuffix("google.rpc.ErrorInfo") == true }
+        var candidate = (info?["metadata"] as? [String: Any])?["permission"] as? String
+        if candidate == nil, let message = error["message"] as? String, let start = message.range(of: "Permission '"),
+            let end = message[start.upperBound...].firstIndex(of: "'")
+        {
+            candidate = String(message[start.upperBound..<end])
+        }
+        guard let candidate, candidate.split(separator: ".").count == 3,
+            candidate.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" })
+        else { return nil }
+        return candidate
+    }
+}
