@@ -33,6 +33,7 @@ struct DriftCommand: AsyncParsableCommand {
             try await session.computePlan(target.desired, service: connection.service, store: session.openStore(), includeLocalGroups: true)
         }
         RunRecord.current?.project = computed.desired.project.id
+        Console.current.err(StateReadLine.text(store: session.openStore(), version: computed.snapshot.version))
         let report = DriftAnalyzer.analyze(desired: computed.desired, ledger: computed.snapshot.ledger, observed: computed.observed)
         var view = DriftView(
             report: report, labeler: RegistrationLabeler(redactor: Redactor(showTokens: run.showTokens), deviceNames: computed.desired.deviceNames),

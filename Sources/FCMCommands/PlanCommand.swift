@@ -10,7 +10,7 @@ struct PlanCommand: AsyncParsableCommand {
     @OptionGroup var manifest: ManifestOptions
     @OptionGroup var state: StateOptions
     @OptionGroup var run: RunOptions
-    @OptionGroup var locking: LockOptions
+    @OptionGroup var locking: ReadOnlyLockOptions
     @OptionGroup var rails: RemovalRails
 
     @Flag(help: "Exit 0 when there are no changes, 2 when there are.")
@@ -45,12 +45,13 @@ struct PlanCommand: AsyncParsableCommand {
         let connection = try RunStart.connect(session, runTarget)
         defer { connection.shutdown() }
         let store = session.openStore()
+        // plan only reads: no lock, no write of any kind, so it runs with read-only credentials. The state is read
+        // as one generation with its journal (the store reads again if a writer replaced it meanwhile), and a
+        // plan saved from it is refused by apply if the state moved on.
         var computed = try await surfacing {
-            try await session.withStateLock(store, operation: "plan", lock: locking.lock, timeout: locking.lockTimeout.duration) { _ in
-                try await session.computePlan(
-                    runTarget.desired, service: connection.service, store: store, mode: refresh, manifest: runTarget.manifest)
-            }
+            try await session.computePlan(runTarget.desired, service: connection.service, store: store, mode: refresh, manifest: runTarget.manifest)
         }
+        console.err(StateReadLine.text(store: store, version: computed.snapshot.version))
         if let refusal = RemovalLimit.refusal(computed.plan, limit: rails.maxRemovals) { computed.plan.refusals.append(refusal) }
         RunRecord.current?.project = computed.desired.project.id
         session.progress.planned(computed.plan)

@@ -12,6 +12,13 @@ struct LockOptions: ParsableArguments {
     var lockTimeout: LockTimeout = LockTimeout(duration: .zero)
 }
 
+/// `--lock` and `--lock-timeout` on a command that takes no lock (plan): accepted, so scripts written when
+/// plan locked keep working, and hidden from help.
+struct ReadOnlyLockOptions: ParsableArguments {
+    @Option(help: .hidden) var lock = true
+    @Option(help: .hidden) var lockTimeout: LockTimeout = LockTimeout(duration: .zero)
+}
+
 /// A duration on the command line: 30s, 2m, 1h, 500ms, or a number of seconds.
 struct LockTimeout: ExpressibleByArgument {
     var duration: Duration

@@ -57,7 +57,25 @@ package final class StateManager: StateStore {
 
     // MARK: Reading
 
+    /// Without the lock (plan and drift take none), a run that writes meanwhile can replace the state between
+    /// these reads: the serial record, read last, is then newer than the state read first, and the read is made
+    /// again, so what is returned is one generation with its journal. Only a serial record that stays newer is
+    /// an older state put back.
     package func read() async throws -> StateSnapshot {
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return try await readOnce()
+            } catch is StateConflictError where attempts < Self.readAttempts {
+                continue
+            }
+        }
+    }
+
+    static let readAttempts = 5
+
+    private func readOnce() async throws -> StateSnapshot {
         let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
         let decoded = try stored.map { try StateFileFormat.decode($0.bytes, source: statePath) }
         let journal = try await readJournal()

@@ -33,7 +33,14 @@ import Testing
             Issue.record("the first apply never held the lock: \(first.wait().stderr)")
             return
         }
-        for command in [["apply", "--auto-approve"], ["plan"], ["state", "rm", "topic/topic-1"]] {
+        // plan only reads: it takes no lock, reads one generation with the apply's journal so far, and writes
+        // nothing, so it runs beside the apply (with read-only credentials too).
+        let lockBefore = try Data(contentsOf: URL(fileURLWithPath: workspace.statePath + ".lock"))
+        let reading = try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env)
+        #expect(reading.code == 2, "\(reading.stderr)")
+        #expect(reading.stderr.contains("read without a lock"), "\(reading.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.statePath + ".lock")) == lockBefore)
+        for command in [["apply", "--auto-approve"], ["state", "rm", "topic/topic-1"]] {
             let second = try await CLI.runBinary(command + common, environment: env)
             #expect(second.code == 4, "\(command): \(second.stderr)")
             #expect(second.stderr.contains("is locked by"), "\(second.stderr)")
