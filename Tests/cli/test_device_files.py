@@ -40,7 +40,7 @@ def test_a_rotated_token_is_shown_as_the_named_devices_rotation(tmp_path):
                  for k, v in state["device_names"].items()}
         assert names == {"new-k1:APA91b" + "n" * 30: "k1", "cR1rjyj4_KcAPA91bGusQ2": "k2"}
         again = run(["plan", "--detailed-exitcode"] + common, emulator)
-        assert again.returncode == 0 and "rotated" not in again.stderr
+        assert again.returncode == 0 and "rotated its registration" not in again.stderr
     finally:
         emulator.stop()
 

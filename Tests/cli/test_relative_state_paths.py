@@ -82,7 +82,8 @@ def test_lock_timeout_is_honoured_while_another_process_holds_the_directory_lock
     try:
         # Were the timeout ignored, this would wait for the flock to go, which happens only after it returns:
         # the subprocess timeout would end the test.
-        result = subprocess.run([FCMCTL, "plan", "-f", QUICKSTART, "--state", "state/state.json", "--lock-timeout", "1s"], cwd=tmp_path,
+        # apply: plan and drift take no lock.
+        result = subprocess.run([FCMCTL, "apply", "--auto-approve", "-f", QUICKSTART, "--state", "state/state.json", "--lock-timeout", "1s"], cwd=tmp_path,
                                 capture_output=True, text=True, timeout=30, env={**os.environ, "FCM_EMULATOR_HOST": emulator.host})
     finally:
         fcntl.flock(holder, fcntl.LOCK_UN)
