@@ -43,6 +43,7 @@ package struct FCMHTTPService: FCMService {
         if response.status == 200 { return try Self.notificationKey(in: response, url: url) }
         let error = FCMErrorBody(status: response.status, body: response.body)
         if error.code == Self.groupNotFound || response.status == 404 { return nil }
+        if let denied = groupRefusal(error, status: response.status) { throw denied }
         throw FCMServiceError(status: response.status, code: error.code, message: "reading the key of \(Address.group(name)): \(error.message)")
     }
 
@@ -90,6 +91,7 @@ package struct FCMHTTPService: FCMService {
             {
                 return key
             }
+            if let denied = groupRefusal(error, status: response.status) { throw denied }
             throw FCMServiceError(
                 status: response.status, code: error.code, message: "\(Address.group(name)) \(Self.operation(step)): \(error.message)",
                 refusal: error.code == Self.noValidRegistrations ? .noValidRegistrations : nil)
@@ -238,14 +240,22 @@ package struct FCMHTTPService: FCMService {
         throw wrongProject(error, status: response.status) ?? FCMServiceError(status: response.status, code: error.code, message: error.message)
     }
 
+    /// A device-group request refused for a permission the credentials lack where the sender id points.
+    func groupRefusal(_ error: FCMErrorBody, status: Int) -> FCMServiceError? {
+        guard let permission = error.permission else { return nil }
+        return FCMServiceError(
+            status: status, code: "PERMISSION_DENIED", message: IAMAdvice.groupRefusal(permission, project: project, caller: caller),
+            refusal: .permissionDenied(permission: permission))
+    }
+
     /// What to check when FCM says the registration or the project is not the caller's.
     func wrongProject(_ error: FCMErrorBody, status: Int) -> FCMServiceError? {
-        guard error.meansWrongProject else { return nil }
         if let permission = error.permission {
             return FCMServiceError(
-                status: status, code: error.code, message: IAMAdvice.refusal(permission, project: project, caller: caller),
+                status: status, code: "PERMISSION_DENIED", message: IAMAdvice.refusal(permission, project: project, caller: caller),
                 refusal: .permissionDenied(permission: permission))
         }
+        guard error.meansWrongProject else { return nil }
         let message =
             error.code == "SENDER_ID_MISMATCH"
             ? "the registration belongs to another Firebase project than '\(project.id)' (sender \(project.senderId)): check project.id "

@@ -28,12 +28,17 @@ package enum IAMAdvice {
     /// Only permissions of the shape Google's IAM gives them (`service.resource.verb`), so nothing else an
     /// answer says is taken for one.
     package static func permission(in body: Data) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let error = object["error"] as? [String: Any]
-        else { return nil }
-        let details = error["details"] as? [[String: Any]] ?? []
-        let info = details.first { ($0["@type"] as? String)?.hasSuffix("google.rpc.ErrorInfo") == true }
-        var candidate = (info?["metadata"] as? [String: Any])?["permission"] as? String
-        if candidate == nil, let message = error["message"] as? String, let start = message.range(of: "Permission '"),
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return nil }
+        var candidate: String?
+        var message = object["error"] as? String
+        if let error = object["error"] as? [String: Any] {
+            let details = error["details"] as? [[String: Any]] ?? []
+            let info = details.first { ($0["@type"] as? String)?.hasSuffix("google.rpc.ErrorInfo") == true }
+            candidate = (info?["metadata"] as? [String: Any])?["permission"] as? String
+            message = error["message"] as? String
+        }
+        // The device-group and IID APIs answer `{"error": "…"}`: the permission is only in the words.
+        if candidate == nil, let message, let start = message.range(of: "Permission '"),
             let end = message[start.upperBound...].firstIndex(of: "'")
         {
             candidate = String(message[start.upperBound..<end])
@@ -42,5 +47,15 @@ package enum IAMAdvice {
             candidate.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" })
         else { return nil }
         return candidate
+    }
+
+    /// A device-group request names its project by sender id (`project_id`): refused, the sender id is as
+    /// likely to be wrong as the credentials.
+    package static func groupRefusal(_ permission: String, project: ProjectSettings, caller: (account: String?, project: String?)) -> String {
+        let who = caller.account.map { "the credentials (\($0))" } ?? "the credentials"
+        return "FCM refused the device-group request for sender id '\(project.senderId)': \(who) lack the permission \(permission) "
+            + "there, which \(role(for: permission)) grants. Check that project.senderId is the project number of '\(project.id)' "
+            + "(Firebase console, Project settings), and that the credentials are this environment's"
+            + (caller.project.map { $0.isEmpty || $0 == project.id ? "" : " (they are of project '\($0)')" } ?? "")
     }
 }

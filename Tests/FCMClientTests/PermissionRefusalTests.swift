@@ -46,3 +46,17 @@ import Testing
                 + "roles/firebasecloudmessaging.admin grants: grant that role to the account in 'acme-dev', or use credentials that have it")
     }
 }
+
+extension PermissionRefusalTests {
+    /// The device-group and IID APIs answer in their own flat shape: the permission is read from the words.
+    @Test func aFlatAnswerNamesItsPermissionToo() {
+        let body =
+            #"{"error":"Permission 'cloudmessaging.topicSubscriptions.create' denied on resource "#
+            + #"'//cloudresourcemanager.googleapis.com/projects/111100000020' (or it may not exist)."}"#
+        #expect(IAMAdvice.permission(in: Data(body.utf8)) == "cloudmessaging.topicSubscriptions.create")
+        let text = IAMAdvice.groupRefusal(
+            "cloudmessaging.topicSubscriptions.create", project: ProjectSettings(id: "acme-prod", senderId: "111100000020"), caller: (nil, nil))
+        #expect(text.hasPrefix("FCM refused the device-group request for sender id '111100000020'"))
+        #expect(text.contains("Check that project.senderId is the project number of 'acme-prod'"))
+    }
+}
