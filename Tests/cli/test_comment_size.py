@@ -35,9 +35,7 @@ import time
 import pytest
 import yaml
 
-from fcmharness import FCMCTL, FakeGCS
-from pipelinesim.runner import Simulator
-from test_pipeline import ACCOUNTS, BUCKET, PROJECTS, PROVIDER, REQUEST_TOKEN, WORKFLOWS, Emulator, comment, explain, leg, project
+from test_pipeline import PROJECTS, WORKFLOWS, comment, explain, leg, project, start_world
 
 GITHUB_LIMIT = 65_536  # "Body is too long (maximum is 65536 characters)"
 TOPICS = 3_000
@@ -132,18 +130,9 @@ def world(tmp_path_factory):
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed (the workflows use it, as GitHub's runners have it)")
     assert shutil.which("cmark-gfm"), "cmark-gfm is not installed: scripts/install-deps.sh --test installs it"
-    root = str(tmp_path_factory.mktemp("comment-size"))
-    emulator = Emulator(root)
-    gcs = FakeGCS()
-    gcs.create_bucket(BUCKET)
-    sim = Simulator(
-        root=root, workflows_dir=WORKFLOWS, repository="acme/fleet", fcmctl=FCMCTL,
-        endpoints={"fcm": emulator.base, "storage": gcs.base,
-                   "oidc": (f"{emulator.base}/emulator/v1/oidc-token?api-version=2.0", REQUEST_TOKEN)},
-        variables={"FCMCTL_STATE_BUCKET": BUCKET, "GCP_WORKLOAD_IDENTITY_PROVIDER": PROVIDER,
-                   "FCMCTL_DEV_SERVICE_ACCOUNT": ACCOUNTS["dev"], "FCMCTL_PROD_SERVICE_ACCOUNT": ACCOUNTS["prod"]},
-        environments={"fcmctl-dev-approval": {"reviewers": True}, "fcmctl-prod-approval": {"reviewers": True}},
-        request_log=emulator.log)
+    # The same world as test_pipeline.py's: the planner and the applier, Google's IAM in front of the stand-ins.
+    started_world = start_world(str(tmp_path_factory.mktemp("comment-size")))
+    sim, emulator = started_world.sim, started_world.emulator
     sim.repo.initial({
         "fcm/base/topics.yaml": BASE,
         "fcm/dev/project.yaml": project("dev"),
@@ -167,9 +156,7 @@ def world(tmp_path_factory):
     world = type("World", (), {})()
     world.sim, world.pull, world.runs, world.seconds, world.subscribe = sim, pull, runs, time.monotonic() - started, subscribe
     yield world
-    sim.stop()
-    emulator.stop()
-    gcs.stop()
+    started_world.stop()
 
 
 OMISSION = (r"\*\*(?P<objects>\d+) more objects? / (?P<changes>\d+) more changes? not shown\*\* "

@@ -3,17 +3,29 @@ run from their YAML, their `run:` blocks in bash with GitHub's environment files
 local stand-ins, against fcm-emulator (FCM, and the token services Workload Identity Federation signs in
 with), fake-gcs-server (the state bucket) and a stand-in for GitHub's REST API, for a repository laid out
 as examples/github-actions/README.md says: fcm/base, fcm/dev, fcm/prod, each environment its own project
-and state prefix. The scenarios replay a team's weeks, in order, and share one world:
+and state prefix. Google's IAM stands in front of both, as that README's gcloud commands set it up
+(pipelinesim/google.py): each environment has a read-only *planner* (FCM viewer, storage.objectViewer on
+fcmctl/ENV/) that any job of the repository may impersonate, and an *applier* (FCM admin, storage.objectUser
+on fcmctl/ENV/) that only jobs on refs/heads/main in the GitHub Environments fcmctl-ENV-apply and
+fcmctl-ENV-approval may impersonate; the bucket answers 403 to anything a caller's roles do not grant. The
+scenarios replay a team's weeks, in order, and share one world:
 
-  1. two pull requests planned, each environment's plan commented and kept in the bucket
+  1. two pull requests planned, each environment's plan commented and its saved plan kept as an artifact
   2. A merged and applied (the reviewed plan, pinned to the comment's digest)
   3. B merged after A: its plan is stale, main is planned again, approved, applied, converged
   4. three merges in quick succession: the middle run is cancelled while pending, nothing is lost
   5. a failing plan posts its error; fixed, the comment becomes the plan
   6. nightly drift opens an issue (creating its label), updates it the next night, closes it when clean
   7. a drift run that fails is reported in the environment's issue
-and after every scenario: dev's jobs sent FCM requests for dev's project only (and prod's for prod's), each
-signed in as its own service account."""
+  8. the pull-request job's identity is refused every write to the state prefix (fcmctl and gcloud)
+  9. the apply job's identity may write it
+ 10. FCM refuses the pull-request job's identity every change (once fcm-emulator enforces IAM)
+ 11. workflow copies that give the pull-request job the applier are refused at sign-in or by the Environment
+ 12. a saved plan whose artifact expired before the merge: main is planned again and applied after approval
+and after every scenario: each environment's jobs sent FCM requests for their own project only, signed in as
+their own environment's planner (plan, drift) or applier (apply), touched only their own state prefix, the
+planner never wrote, and nothing was refused that the workflows should be allowed."""
+import copy
 import json
 import os
 import re
@@ -21,19 +33,79 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from fcmharness import EMULATOR, FCMCTL, ROOT, FakeGCS
+from pipelinesim.google import StorageProxy, WorkloadIdentity
 from pipelinesim.runner import Simulator
 
 # FCMCTL_PIPELINE_WORKFLOWS runs the scenarios on edited copies (to see a mistake caught).
 WORKFLOWS = os.environ.get("FCMCTL_PIPELINE_WORKFLOWS", os.path.join(ROOT, "examples/github-actions"))
-SUBJECT = "eyJhbGciOiJSUzI1NiJ9.github-oidc.sig"
-REQUEST_TOKEN = "runner-oidc-request-token"
+SUBJECT = "eyJhbGciOiJSUzI1NiJ9.github-oidc.sig"  # what fcm-emulator's STS accepts; the WIF stand-in forwards it
+REPOSITORY = "acme/fleet"
 BUCKET = "acme-fcm-state"
 PROJECTS = {"dev": "fleet-dev", "prod": "fleet-prod"}
 SENDERS = {"dev": "111111111111", "prod": "222222222222"}
-ACCOUNTS = {"dev": "fcmctl-dev@acme-ci.iam.gserviceaccount.com", "prod": "fcmctl-prod@acme-ci.iam.gserviceaccount.com"}
-PROVIDER = "projects/123456/locations/global/workloadIdentityPools/github/providers/acme"
+# Both identities of each environment, in that environment's project, as the README's gcloud commands create them
+# (the workload identity pool and the state bucket are in the CI project acme-ci).
+PLANNERS = {e: f"fcmctl-plan@{PROJECTS[e]}.iam.gserviceaccount.com" for e in PROJECTS}
+APPLIERS = {e: f"fcmctl-apply@{PROJECTS[e]}.iam.gserviceaccount.com" for e in PROJECTS}
+POOL = "projects/123456/locations/global/workloadIdentityPools/github"
+PROVIDER = f"{POOL}/providers/acme-fleet"
+# The repository variable the three workflows' matrices read: the one place that lists the environments.
+ENVIRONMENTS = json.dumps([{"environment": e, "planner": PLANNERS[e], "applier": APPLIERS[e]} for e in PROJECTS])
+# The GitHub Environments the apply workflow runs in: main only; the approval ones with required reviewers.
+GITHUB_ENVIRONMENTS = {name: spec for e in PROJECTS for name, spec in (
+    (f"fcmctl-{e}-apply", {"branches": ["main"]}),
+    (f"fcmctl-{e}-approval", {"reviewers": True, "branches": ["main"]}))}
+
+
+def github_attributes(claims):
+    """The provider's --attribute-mapping, as the README writes it in CEL:
+    google.subject=assertion.sub, attribute.repository=assertion.repository,
+    attribute.main_subject=assertion.ref == 'refs/heads/main' ? assertion.sub : 'not-main'"""
+    return {"google.subject": claims["sub"], "attribute.repository": claims["repository"],
+            "attribute.main_subject": claims["sub"] if claims["ref"] == "refs/heads/main" else "not-main"}
+
+
+def github_condition(claims):
+    """The provider's --attribute-condition: assertion.repository == 'acme/fleet'"""
+    return claims["repository"] == REPOSITORY
+
+
+def workload_identity_users():
+    """Each service account's roles/iam.workloadIdentityUser members, as the README's bindings grant them."""
+    members = {}
+    for e in PROJECTS:
+        members[PLANNERS[e]] = [f"principalSet://iam.googleapis.com/{POOL}/attribute.repository/{REPOSITORY}"]
+        members[APPLIERS[e]] = [f"principalSet://iam.googleapis.com/{POOL}/attribute.main_subject/repo:{REPOSITORY}:environment:fcmctl-{e}-{kind}"
+                                for kind in ("apply", "approval")]
+    return members
+
+
+def bucket_bindings():
+    """The bucket's IAM bindings, as the README grants them: each role limited to the environment's prefix."""
+    return [binding for e in PROJECTS for binding in (
+        (PLANNERS[e], "roles/storage.objectViewer", f"fcmctl/{e}/"),
+        (APPLIERS[e], "roles/storage.objectUser", f"fcmctl/{e}/"))]
+
+
+# Switch on once fcm-emulator enforces IAM (issue 31, point 1; branch iam-31): set this to True, and the
+# emulator gets each environment's grants below, every scenario runs with them, and scenario 10 runs.
+EMULATOR_ENFORCES_IAM = False
+
+
+def emulator_iam_flags():
+    """fcm-emulator's IAM grants for the simulation: each environment's planner FCM viewer and its applier FCM admin,
+    on that environment's project, and nothing else (--iam-default none: no admin on an account's own project
+    unless granted, as in Google's IAM)."""
+    if not EMULATOR_ENFORCES_IAM:
+        return []
+    flags = ["--iam-default", "none"]
+    for e, project in PROJECTS.items():
+        flags += ["--iam", f"{PLANNERS[e]}=roles/firebasecloudmessaging.viewer@{project}",
+                  "--iam", f"{APPLIERS[e]}=roles/firebasecloudmessaging.admin@{project}"]
+    return flags
 
 
 def token(environment, name):
@@ -60,14 +132,14 @@ def topics(names):
 
 
 class Emulator:
-    """fcm-emulator with the request log in a file, accepting the runner's OIDC token for Workload Identity
-    Federation, and auto-registering (every environment's made-up tokens exist, in the project that first uses them)."""
+    """fcm-emulator with the request log in a file, accepting the subject token the workload identity stand-in
+    forwards, and auto-registering (every environment's made-up tokens exist, in the project that first uses them)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, flags=()):
         self.log = os.path.join(folder, "requests.jsonl")
         self.process = subprocess.Popen(
             [EMULATOR, "--host", "127.0.0.1", "--port", "0", "--auto-register", "--request-log", self.log,
-             "--accept-subject-token", SUBJECT, "--oidc-request-token", REQUEST_TOKEN],
+             "--accept-subject-token", SUBJECT, *flags],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         assert line.startswith("fcm-emulator listening on http://"), line
@@ -99,23 +171,41 @@ class Emulator:
         return {topic: sorted(members) for topic, members in found.items()}
 
 
+def start_world(root, workflows=WORKFLOWS):
+    """fcm-emulator, fake-gcs-server with the bucket, Google's IAM in front of both, and the simulator of this
+    repository's GitHub: what test_pipeline.py and test_comment_size.py run in. world.stop() ends it all."""
+    emulator = Emulator(root, emulator_iam_flags())
+    gcs = FakeGCS()
+    gcs.create_bucket(BUCKET)
+    storage = StorageProxy(gcs.base, f"{emulator.base}/tokeninfo", bucket_bindings()).start()
+    key = os.urandom(32)
+    identity = WorkloadIdentity(emulator.base, SUBJECT, PROVIDER, key, github_attributes, github_condition,
+                                workload_identity_users()).start()
+    sim = Simulator(
+        root=root, workflows_dir=workflows, repository=REPOSITORY, fcmctl=FCMCTL,
+        endpoints={"fcm": emulator.base, "storage": storage.base, "sts": identity.base, "iamcredentials": identity.base},
+        variables={"FCMCTL_STATE_BUCKET": BUCKET, "GCP_WORKLOAD_IDENTITY_PROVIDER": PROVIDER, "FCMCTL_ENVIRONMENTS": ENVIRONMENTS},
+        environments=GITHUB_ENVIRONMENTS, request_log=emulator.log, storage=storage, identity=identity, oidc_key=key)
+    world = type("World", (), {})()
+    world.sim, world.emulator, world.gcs, world.storage, world.identity, world.root = sim, emulator, gcs, storage, identity, root
+    world.checked = 0
+
+    def stop():
+        sim.stop()
+        storage.stop()
+        identity.stop()
+        emulator.stop()
+        gcs.stop()
+    world.stop = stop
+    return world
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed (the workflows use it, as GitHub's runners have it)")
-    root = str(tmp_path_factory.mktemp("pipeline"))
-    emulator = Emulator(root)
-    gcs = FakeGCS()
-    gcs.create_bucket(BUCKET)
-    sim = Simulator(
-        root=root, workflows_dir=WORKFLOWS, repository="acme/fleet", fcmctl=FCMCTL,
-        endpoints={"fcm": emulator.base, "storage": gcs.base,
-                   "oidc": (f"{emulator.base}/emulator/v1/oidc-token?api-version=2.0", REQUEST_TOKEN)},
-        variables={"FCMCTL_STATE_BUCKET": BUCKET, "GCP_WORKLOAD_IDENTITY_PROVIDER": PROVIDER,
-                   "FCMCTL_DEV_SERVICE_ACCOUNT": ACCOUNTS["dev"], "FCMCTL_PROD_SERVICE_ACCOUNT": ACCOUNTS["prod"]},
-        environments={"fcmctl-dev-approval": {"reviewers": True}, "fcmctl-prod-approval": {"reviewers": True}},
-        request_log=emulator.log)
-    sim.repo.initial({
+    world = start_world(str(tmp_path_factory.mktemp("pipeline")))
+    world.sim.repo.initial({
         "README.md": "fleet\n",
         "fcm/base/topics.yaml": topics(["announcements"]),
         "fcm/dev/project.yaml": project("dev"),
@@ -123,13 +213,8 @@ def world(tmp_path_factory):
         "fcm/prod/project.yaml": project("prod"),
         "fcm/prod/devices.yaml": devices("prod", ["kiosk-1", "kiosk-2", "kiosk-3"]),
     })
-    world = type("World", (), {})()
-    world.sim, world.emulator, world.gcs, world.root = sim, emulator, gcs, root
-    world.checked = 0
     yield world
-    sim.stop()
-    emulator.stop()
-    gcs.stop()
+    world.stop()
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
@@ -179,31 +264,63 @@ def assert_converged(world):
         assert result.returncode == 0, f"{environment} is not converged to main:\n{result.stdout}{result.stderr}"
 
 
+WRITES = {"storage.objects.create", "storage.objects.delete", "storage.objects.update"}
+
+
+def expected_identity(one):
+    """The service account a leg signs in as: the applier in the apply workflow's jobs, the planner elsewhere."""
+    environment = one.matrix.get("environment")
+    if not environment:
+        return None
+    return APPLIERS[environment] if one.job_id in ("apply", "approve-replan") else PLANNERS[environment]
+
+
 def assert_projects_kept_apart(world, expect=tuple(PROJECTS)):
     """Every FCM request of an environment's job names that environment's project; its token was obtained by
-    impersonating that environment's service account. Jobs without an environment sent no FCM request."""
+    impersonating that environment's planner (plan, drift) or applier (apply), which the workload identity
+    stand-in allowed; its bucket requests came from that account, within the environment's prefix, all allowed,
+    and the planner's were reads. Jobs without an environment sent no FCM or bucket request."""
     seen = {environment: 0 for environment in PROJECTS}
     for one in world.sim.legs[world.checked:]:
         environment = one.matrix.get("environment")
+        account = expected_identity(one)
         paths = [entry.get("path", "") for entry in one.requests]
         if environment and any(p.startswith("/v1/projects/" + PROJECTS[environment]) for p in paths):
             seen[environment] += 1
-            assert any(f"/serviceAccounts/{ACCOUNTS[environment]}:generateAccessToken" in p for p in paths), (one, "FCM reached without the sign-in")
+            assert any(f"/serviceAccounts/{account}:generateAccessToken" in p for p in paths), (one, "FCM reached without the sign-in")
+            assert any(d["kind"] == "impersonate" and d["account"] == account for d in one.identity), (one, "not through the WIF stand-in")
+            assert any(e["permission"] == "storage.objects.get" for e in one.storage), (one, "the state was not read through the storage proxy")
         for entry in one.requests:
             path = entry.get("path", "")
             if path.startswith("/v1/projects/-/serviceAccounts/"):
-                assert environment and f"/serviceAccounts/{ACCOUNTS[environment]}:" in path, (one, path)
+                assert environment and f"/serviceAccounts/{account}:" in path, (one, path)
             elif path.startswith("/v1/projects/"):
                 assert environment, (one, path)
                 assert path.startswith(f"/v1/projects/{PROJECTS[environment]}/"), (one, path)
             elif path.startswith("/fcm/") or path.startswith("/iid/"):
                 raise AssertionError(f"{one}: a legacy request {path} (the manifests use the v1 API only)")
+        for decision in one.identity:
+            assert decision["allowed"] and decision["account"] in (account, None), (one, decision)
+        for entry in one.storage:
+            assert environment and entry["caller"] == account, (one, entry)
+            assert entry["allowed"], (one, "refused", entry)
+            assert (entry["object"] or entry["prefix"] or "").startswith(f"fcmctl/{environment}/"), (one, entry)
+            if account == PLANNERS.get(environment):
+                assert entry["permission"] not in WRITES, (one, "the planner wrote", entry)
     assert all(seen[environment] for environment in expect), f"the check saw no FCM request of some environment: {seen}"
     world.checked = len(world.sim.legs)
-    # No artifact of any run holds a registration in full, and none holds a saved plan.
+    assert world.storage.unmodelled == [], world.storage.unmodelled
+    # The bucket holds the states only: no saved plan (they are artifacts).
+    for name in world.gcs.names(BUCKET):
+        assert re.fullmatch(r"fcmctl/(dev|prod)/(state\.json|state\.serial|state\.lock|journal/.*)", name), name
+    # Saved plans are artifacts of their own (the PR's fcmctl-saved-plan-ENV, the re-plan's handoff); nothing
+    # else holds a registration in full.
     for each in world.sim.runs:
         for name, artifact in each.artifacts.items():
             for file, data in artifact["files"].items():
+                if re.fullmatch(r"fcmctl-(saved-plan|replan)-(dev|prod)", name) and file == "fcmctl.plan":
+                    assert json.loads(data)["digest"].startswith("sha256:")
+                    continue
                 assert b"APA91b" not in data, f"artifact {name} of run {each.id}: {file} holds a registration in full"
                 assert not file.endswith(".plan"), f"artifact {name} of run {each.id} holds a saved plan"
 
@@ -245,9 +362,9 @@ def test_01_two_pull_requests_are_planned_per_environment(world):
             assert "<!-- fcmctl:plan -->" in body, "fcmctl's own Markdown follows the environment's header"
             digest = re.search(r"with digest `(sha256:[0-9a-f]{64})`", body).group(1)
             assert one.steps["plan"]["outputs"]["changes"] == str(changes[environment]).lower()
-            # The saved plan is in the bucket, next to the state; the artifact is redacted.
-            saved, _ = world.gcs.get(BUCKET, f"fcmctl/{environment}/plans/{pull['head']['sha']}.plan")
-            assert json.loads(saved)["digest"] == digest
+            # The saved plan is an artifact of the run (the planner cannot write the bucket); the report is redacted.
+            saved = runs[0].artifacts[f"fcmctl-saved-plan-{environment}"]["files"]
+            assert sorted(saved) == ["fcmctl.plan"] and json.loads(saved["fcmctl.plan"])["digest"] == digest
             artifact = runs[0].artifacts[f"fcmctl-plan-{environment}"]["files"]
             assert sorted(artifact) == ["plan.json", "plan.md"]
             for name, data in artifact.items():
@@ -419,3 +536,244 @@ def test_07_a_failed_drift_run_is_reported_in_the_issue(world):
     assert "fcmctl drift failed in `prod`" in issues[0]["body"], issues[0]["body"]
     assert leg(runs, "drift (dev)").result == "success"
     assert_projects_kept_apart(world)
+
+
+# --- least privilege (issue 31, point 3) --------------------------------------------------------------------------
+
+
+def probe(world, workflow, job, steps, deliver):
+    """Runs JOB of WORKFLOW as the workflow defines it (its trigger, permissions, environment, matrix, env and
+    sign-in: every step up to and including the setup action), with the steps after that replaced by STEPS:
+    what code in that job could do with its credentials. DELIVER(file) delivers the event that runs the copy;
+    it returns the runs, whose legs are returned once they finished."""
+    sim = world.sim
+    document = copy.deepcopy(sim.workflows[workflow])
+    spec = document["jobs"][job]
+    kept = []
+    for step in spec["steps"]:
+        kept.append(step)
+        if step.get("uses", "").startswith("fcmctl/fcmctl"):
+            break
+    assert any("google-github-actions/auth" in s.get("uses", "") for s in kept), f"{workflow} job {job} does not sign in"
+    spec["steps"] = kept + steps
+    document["jobs"] = {job: spec}
+    name = f"probe-{workflow}"
+    sim.workflows[name] = document
+    try:
+        runs = deliver(name)
+        sim.run_until_idle()
+    finally:
+        del sim.workflows[name]
+    found = legs_of(runs)
+    assert {l.matrix.get("environment") for l in found} == set(PROJECTS), found
+    return found
+
+
+def attempts(one):
+    """{name: (exit code, output)} of the probe steps' `attempt NAME COMMAND…` lines."""
+    text = "\n".join(one.log)
+    found = {}
+    for match in re.finditer(r"<<< (\S+) exit (\d+)\n(.*?)>>>", text, re.S):
+        found[match.group(1)] = (int(match.group(2)), match.group(3))
+    return found
+
+
+# `attempt NAME COMMAND…`: runs COMMAND, keeps its stdout in $RUNNER_TEMP/NAME.out, and logs its exit code and
+# stderr between markers that attempts() reads back.
+ATTEMPT = """attempt() {
+  local name=$1; shift
+  set +e; "$@" > "$RUNNER_TEMP/$name.out" 2> "$RUNNER_TEMP/$name.err"; local code=$?; set -e
+  echo "<<< $name exit $code"; cat "$RUNNER_TEMP/$name.err"; echo ">>>"
+}
+"""
+
+
+def test_08_the_pull_request_identity_cannot_write_the_state(world):
+    """The plan job's own sign-in, with code a branch could put there: every write to the state prefix is
+    refused by the bucket (fcmctl exits 1 naming storage.objects.create and the role that grants it), reads work,
+    and the bucket is as it was."""
+    sim = world.sim
+    before = {name: world.gcs.get(BUCKET, name)[1] for name in world.gcs.names(BUCKET)}
+    refused_before = len(world.storage.writes(allowed=False))
+    script = ATTEMPT + """
+MANIFESTS=(-f fcm/base -f "fcm/$ENVIRONMENT")
+attempt pull fcmctl state pull "${MANIFESTS[@]}" --state "$FCMCTL_STATE"
+jq '.serial += 1' "$RUNNER_TEMP/pull.out" > next.json
+attempt push fcmctl state push "${MANIFESTS[@]}" --state "$FCMCTL_STATE" next.json
+attempt push-unlocked fcmctl state push "${MANIFESTS[@]}" --state "$FCMCTL_STATE" --lock=false --force next.json
+attempt apply fcmctl apply "${MANIFESTS[@]}" --state "$FCMCTL_STATE" --auto-approve
+attempt gcloud-state gcloud storage cp next.json "$FCMCTL_STATE/state.json"
+attempt gcloud-plan gcloud storage cp next.json "$FCMCTL_STATE/plans/$HEAD_SHA.plan"
+attempt gcloud-read gcloud storage cp "$FCMCTL_STATE/state.json" read.json
+"""
+    # The pull request is opened without running the example workflows (only="none"); the probe runs on its push.
+    pull, _ = sim.open_pull_request("probe-planner", {"fcm/base/topics.yaml": topics(["announcements", "news", "alerts", "probe"])},
+                                    "A change a branch would apply", only="none")
+    legs = probe(world, "plan-on-pr.yml", "plan", [{"name": "Try to write the state", "run": script}],
+                 lambda name: sim.push_to_pull_request(pull["number"], {"fcm/base/probe.txt": "x\n"}, "probe", only=name))
+    for one in legs:
+        environment = one.matrix["environment"]
+        tried = attempts(one)
+        assert one.result == "success" and set(tried) == {"pull", "push", "push-unlocked", "apply", "gcloud-state", "gcloud-plan",
+                                                          "gcloud-read"}, explain(sim, [one])
+        assert tried["pull"][0] == 0 and tried["gcloud-read"][0] == 0, tried
+        for name in ("push", "push-unlocked", "apply"):
+            code, text = tried[name]
+            assert code == 1, (name, tried[name])
+            assert "storage.objects.create" in text and "roles/storage.objectUser" in text, (name, text)
+            assert PLANNERS[environment] in text, (name, "GCS names the caller", text)
+        for name in ("gcloud-state", "gcloud-plan"):
+            code, text = tried[name]
+            assert code == 1 and "HTTPError 403" in text and "storage.objects.create" in text, (name, text)
+        # Signed in as the planner; every write it tried was refused, none reached fake-gcs-server.
+        assert {d["account"] for d in one.identity if d["kind"] == "impersonate"} == {PLANNERS[environment]}
+        assert all(e["caller"] == PLANNERS[environment] for e in one.storage)
+        assert not [e for e in one.storage if e["allowed"] and e["permission"] in WRITES], one.storage
+        assert len([e for e in one.storage if not e["allowed"]]) >= 5, one.storage
+        # FCM saw no change: apply stopped at the lock, before any request that mutates.
+        assert not [r for r in one.requests if r.get("method") in ("POST", "DELETE", "PATCH", "PUT")
+                    and r.get("path", "").startswith("/v1/projects/") and ":generateAccessToken" not in r.get("path", "")], one.requests
+    assert {name: world.gcs.get(BUCKET, name)[1] for name in world.gcs.names(BUCKET)} == before, "the bucket changed"
+    assert len(world.storage.writes(allowed=False)) >= refused_before + 10
+    world.checked = len(sim.legs)  # the probe's refusals are its point; the next scenarios are checked afresh
+    assert_converged(world)
+
+
+def test_09_the_apply_identity_may_write_the_state(world):
+    """The apply job's own sign-in (on main, in fcmctl-ENV-apply), the same write: accepted."""
+    sim = world.sim
+    script = ATTEMPT + """
+MANIFESTS=(-f fcm/base -f "fcm/$ENVIRONMENT")
+attempt pull fcmctl state pull "${MANIFESTS[@]}" --state "$FCMCTL_STATE"
+jq '.serial += 1' "$RUNNER_TEMP/pull.out" > next.json
+attempt push fcmctl state push "${MANIFESTS[@]}" --state "$FCMCTL_STATE" next.json
+"""
+    serials = {e: json.loads(world.gcs.get(BUCKET, f"fcmctl/{e}/state.json")[0])["serial"] for e in PROJECTS}
+    legs = probe(world, "apply-on-merge.yml", "apply", [{"name": "Write the state", "run": script}], lambda name: sim.dispatch(name))
+    for one in legs:
+        environment = one.matrix["environment"]
+        tried = attempts(one)
+        assert one.result == "success" and tried["pull"][0] == 0 and tried["push"][0] == 0, explain(sim, [one])
+        assert one.environment == f"fcmctl-{environment}-apply"
+        assert {d["account"] for d in one.identity if d["kind"] == "impersonate"} == {APPLIERS[environment]}
+        written = [e for e in one.storage if e["permission"] == "storage.objects.create"]
+        assert written and all(e["allowed"] and e["caller"] == APPLIERS[environment] for e in written), one.storage
+        assert json.loads(world.gcs.get(BUCKET, f"fcmctl/{environment}/state.json")[0])["serial"] == serials[environment] + 1
+    assert_converged(world)
+    assert_projects_kept_apart(world, expect=())
+
+
+@pytest.mark.skipif(not EMULATOR_ENFORCES_IAM, reason="fcm-emulator does not enforce IAM yet (issue 31 point 1, branch iam-31): "
+                    "switch on EMULATOR_ENFORCES_IAM in test_pipeline.py once it does")
+def test_10_fcm_refuses_the_pull_request_identity_every_change(world):
+    """With fcm-emulator's IAM: the planner (FCM viewer) may read its own project and change nothing, even with
+    a state of its own (no bucket in the way); it may not read the other environment's project."""
+    sim = world.sim
+    before = {e: world.emulator.subscriptions(e) for e in PROJECTS}
+    script = ATTEMPT + """
+attempt plan fcmctl plan -f fcm/base -f "fcm/$ENVIRONMENT" --state "$FCMCTL_STATE" --detailed-exitcode
+attempt apply fcmctl apply -f fcm/base -f "fcm/$ENVIRONMENT" --state "$RUNNER_TEMP/own.json" --auto-approve
+other=$([ "$ENVIRONMENT" = dev ] && echo prod || echo dev)
+attempt other fcmctl plan -f fcm/base -f "fcm/$other" --state "$RUNNER_TEMP/other.json"
+"""
+    pull, _ = sim.open_pull_request("probe-fcm", {"fcm/base/topics.yaml": topics(["announcements", "news", "alerts", "probe-fcm"])},
+                                    "A new topic", only="none")
+    legs = probe(world, "plan-on-pr.yml", "plan", [{"name": "Try to change FCM", "run": script}],
+                 lambda name: sim.push_to_pull_request(pull["number"], {"fcm/base/probe.txt": "y\n"}, "probe", only=name))
+    for one in legs:
+        tried = attempts(one)
+        assert tried["plan"][0] == 2, tried["plan"]  # reading works: the plan shows the new topic
+        code, text = tried["apply"]
+        assert code == 1 and "cloudmessaging.topicSubscriptions.create" in text, text
+        code, text = tried["other"]
+        assert code == 1 and "cloudmessaging.topicSubscriptions" in text, text
+    assert {e: world.emulator.subscriptions(e) for e in PROJECTS} == before, "FCM changed"
+    world.checked = len(sim.legs)
+
+
+def broken_copy(tmp_path, edit):
+    """The example workflows copied to TMP_PATH, plan-on-pr.yml's plan job edited by EDIT(job)."""
+    folder = tmp_path / "broken"
+    shutil.copytree(WORKFLOWS, folder)
+    path = folder / "plan-on-pr.yml"
+    document = yaml.safe_load(path.read_text())
+    edit(document["jobs"]["plan"])
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return str(folder)
+
+
+def give_the_applier(job):
+    for step in job["steps"]:
+        if "google-github-actions/auth" in step.get("uses", ""):
+            step["with"]["service_account"] = "${{ matrix.applier }}"
+
+
+def give_the_applier_and_its_environment(job):
+    give_the_applier(job)
+    job["environment"] = "fcmctl-${{ matrix.environment }}-apply"
+
+
+@pytest.mark.parametrize("edit, refused_by", [(give_the_applier, "workload identity"), (give_the_applier_and_its_environment, "environment")],
+                         ids=["applier", "applier-in-its-environment"])
+def test_11_a_pull_request_job_given_the_applier_is_refused(world, tmp_path, edit, refused_by):
+    """Code on a branch can edit the plan workflow (a pull_request run uses the branch's copy): the guard is not
+    the YAML but Google's binding and GitHub's Environment. The copy that signs in as the applier gets no token
+    (roles/iam.workloadIdentityUser admits the applier on refs/heads/main in its Environments only); the copy
+    that also names the applier's Environment is stopped by that Environment's deployment branches before it
+    starts. Either way: no bucket request, no FCM request, and the plan comment says it failed."""
+    sim = world.sim
+    folder = broken_copy(tmp_path, edit)
+    with open(os.path.join(folder, "plan-on-pr.yml")) as handle:
+        document = yaml.safe_load(handle)
+    pull, _ = sim.open_pull_request(f"probe-{refused_by.replace(' ', '-')}", {"fcm/base/topics.yaml": topics(["announcements", "news", "alerts", "x"])},
+                                    "A branch that signs in as the applier", only="none")
+    name = "broken-plan-on-pr.yml"
+    sim.workflows[name] = document
+    try:
+        runs = sim.push_to_pull_request(pull["number"], {"fcm/base/probe.txt": refused_by}, "probe", only=name)
+        sim.run_until_idle()
+    finally:
+        del sim.workflows[name]
+    for one in legs_of(runs):
+        environment = one.matrix["environment"]
+        assert one.result == "failure", explain(sim, [one])
+        assert one.storage == [], one.storage
+        assert not [r for r in one.requests if r.get("path", "").startswith(f"/v1/projects/{PROJECTS[environment]}")], one.requests
+        if refused_by == "workload identity":
+            tried = {(d["account"], d["allowed"]) for d in one.identity if d["kind"] == "impersonate"}
+            assert tried == {(APPLIERS[environment], False)}, one.identity
+            assert "iam.serviceAccounts.getAccessToken" in "\n".join(one.log), explain(sim, [one])
+            said = comment(sim, pull["number"], f"<!-- fcmctl:plan:{environment} -->")["body"]
+            assert "failed" in said and "Planned for" not in said, said
+        else:
+            assert one.log == [f'--- (GitHub) Branch "{pull["head"]["ref"]}" is not allowed to deploy to fcmctl-{environment}-apply '
+                               "due to environment protection rules."], one.log
+            assert one.identity == []
+    world.checked = len(sim.legs)
+
+
+def test_12_a_saved_plan_that_expired_is_planned_again(world):
+    """The saved plan is an artifact, kept 30 days: merged after it expired, the reviewed plan cannot be downloaded,
+    and main is planned again and applied after approval, as for a stale plan."""
+    sim = world.sim
+    pull, runs = sim.open_pull_request("prod-kiosk-6", {"fcm/prod/devices.yaml": devices("prod", ["kiosk-1", "kiosk-2", "kiosk-3", "kiosk-4",
+                                                                                                   "kiosk-5", "kiosk-6"])}, "Add a prod kiosk")
+    sim.run_until_idle()
+    assert all(l.result == "success" for l in legs_of(runs)), explain(sim, legs_of(runs))
+    plan_run = runs[0]
+    del plan_run.artifacts["fcmctl-saved-plan-prod"]  # expired (retention-days)
+    merged = sim.merge(pull["number"])
+    sim.run_until_idle()
+    prod = leg(merged, "apply (prod)")
+    assert prod.result == "success", explain(sim, [prod])
+    assert prod.steps["find"]["outputs"]["reviewed"] == "true" and prod.steps["download"]["outcome"] == "failure", explain(sim, [prod])
+    assert prod.steps["apply"]["outcome"] == "skipped" and prod.steps["replan"]["outputs"]["pending"] == "true"
+    assert f"the saved plan of run {plan_run.id} could not be downloaded" in prod.summary
+    assert leg(merged, "apply (dev)").steps["download"]["outcome"] == "success"
+    assert [l.environment for l in sim.waiting_for_approval()] == ["fcmctl-prod-approval"]
+    approve_all(world)
+    assert leg(merged, "apply approved plan (prod)").result == "success", explain(sim, legs_of(merged))
+    assert token("prod", "kiosk-6") in world.emulator.subscriptions("prod")["news"]
+    sim.approved.clear()
+    assert_converged(world)
+    assert_projects_kept_apart(world, expect=("prod",))

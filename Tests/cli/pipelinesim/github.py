@@ -17,16 +17,24 @@ Endpoints (all under /repos/OWNER/REPO):
   GET   issues/N/comments  POST issues/N/comments {body}
   PATCH issues/comments/ID                {body}
   GET   labels/NAME   POST labels         {name, color, description}
+and, outside the REST API, the job's OIDC token service (what ACTIONS_ID_TOKEN_REQUEST_URL names on a runner):
+  GET   /_services/oidc/token?audience=A  with the job's ACTIONS_ID_TOKEN_REQUEST_TOKEN as bearer: {"value": JWT}, the
+        job's claims (sub, repository, ref, environment, event_name, …) with `aud` A, signed HS256 with `oidc_key`
+        (the workload identity stand-in, pipelinesim/google.py, checks it with the same key)
 An issue's or a comment's body over 65,536 characters (code points) is refused with GitHub's 422.
 Anything else answers 404 and is recorded in `unknown`, so a test can fail on it."""
 import datetime
 import http.server
 import itertools
 import json
+import os
 import re
 import subprocess
 import threading
+import time
 import urllib.parse
+
+from .google import GITHUB_ISSUER, sign_jwt
 
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 LEVELS = {"none": 0, "read": 1, "write": 2}
@@ -45,7 +53,7 @@ def now():
 
 
 class GitHub:
-    def __init__(self, repository, origin):
+    def __init__(self, repository, origin, oidc_key=None):
         self.repository = repository  # "owner/name"
         self.origin = origin  # the bare git repository standing for github.com/OWNER/NAME
         self.lock = threading.RLock()
@@ -54,6 +62,8 @@ class GitHub:
         self.pulls, self.issues, self.comments, self.labels = {}, {}, {}, {}
         self.runs = []  # dicts shaped like the API's workflow runs, with "jobs" and "artifacts"
         self.tokens = {}  # token -> permissions of the job that holds it
+        self.oidc_key = oidc_key or os.urandom(32)
+        self.id_token_requests = {}  # ACTIONS_ID_TOKEN_REQUEST_TOKEN -> the job's claims
         self.requests, self.unknown, self.refused = [], [], []
         self.server = None
 
@@ -78,6 +88,23 @@ class GitHub:
 
     def revoke(self, token):
         self.tokens.pop(token, None)
+        self.id_token_requests.pop(token, None)
+
+    def issue_id_token_request(self, claims):
+        """The request token a job with `id-token: write` gets, standing for its CLAIMS."""
+        token = f"oidc_sim{next(self.ids)}"
+        self.id_token_requests[token] = dict(claims)
+        return token
+
+    def id_token(self, request_token, audience):
+        """GitHub's OIDC token for the job: (status, answer)."""
+        claims = self.id_token_requests.get(request_token)
+        if claims is None:
+            return 401, {"message": "Bad credentials"}
+        now = int(time.time())
+        signed = dict(claims, iss=GITHUB_ISSUER, aud=audience or f"https://github.com/{self.repository.split('/')[0]}",
+                      iat=now, nbf=now, exp=now + 3600, jti=f"sim-{next(self.ids)}")
+        return 200, {"count": 1, "value": sign_jwt(signed, self.oidc_key)}
 
     def open_pull(self, title, head_ref, head_sha, base_sha, author="octocat"):
         with self.lock:
@@ -329,6 +356,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         authorization = self.headers.get("Authorization", "")
         token = authorization.split(" ", 1)[1] if " " in authorization else ""
+        if parsed.path == "/_services/oidc/token" and method == "GET":
+            status, answer = self.github.id_token(token, query.get("audience"))
+            self.send(status, answer, {})
+            return
         status, answer, headers = self.github.handle(method, parsed.path, query, body, token)
         self.send(status, answer, headers)
 

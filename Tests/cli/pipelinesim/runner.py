@@ -4,19 +4,22 @@ example workflows need it (examples/github-actions/README.md lists what is model
 - Events: pull_request (opened, synchronize; `branches` and `paths` filters, the test merge commit
   refs/pull/N/merge as GITHUB_SHA), push (`branches`, `paths`), schedule, workflow_dispatch (inputs).
 - Jobs: `needs`, job `if:` (success()/failure()/always()/cancelled() over the needed jobs), `strategy.matrix`
-  (values, `include`, expressions such as fromJSON(needs.X.outputs.Y)), job `outputs` (with a matrix, the last
-  leg to finish wins, as on GitHub), `environment` (required reviewers: the leg waits until the test approves;
-  environment variables override repository ones), `concurrency` at job level (one running and at most one
-  pending leg per group: a newer pending leg cancels the older pending one; `cancel-in-progress: true` cancels
-  the running one), `permissions` (the job's token carries them; the API stand-in enforces them; id-token:
-  write gives ACTIONS_ID_TOKEN_REQUEST_URL/TOKEN).
+  (values, `include`, expressions such as fromJSON(needs.X.outputs.Y) or fromJSON(vars.X)), job `outputs` (with
+  a matrix, the last leg to finish wins, as on GitHub), `environment` (deployment branches: a leg whose run's
+  branch, the head branch for a pull request, matches none fails before it starts, with GitHub's message;
+  required reviewers: the leg waits until the test approves; environment variables override repository
+  ones), `concurrency` at job level (one running and at most one pending leg per group: a newer pending leg
+  cancels the older pending one; `cancel-in-progress: true` cancels the running one), `permissions` (the
+  job's token carries them; the API stand-in enforces them; id-token: write gives
+  ACTIONS_ID_TOKEN_REQUEST_URL/TOKEN, for which the GitHub stand-in issues an OIDC token carrying the job's
+  claims: sub, repository, ref, event_name, environment…).
 - Steps: `run:` written to a file and run as GitHub does (`bash -e FILE` by default, `bash --noprofile --norc
   -eo pipefail FILE` for `shell: bash`), with GITHUB_ENV, GITHUB_OUTPUT, GITHUB_PATH and GITHUB_STEP_SUMMARY
   files read back after each step; `env`, `if`, `id`, `working-directory`, `continue-on-error`; `::error`
-  and `::warning` commands become annotations. `uses:` steps run local stand-ins: actions/checkout@v4,
-  google-github-actions/auth@v2, actions/upload-artifact@v4, actions/download-artifact@v4 and the setup
-  action fcmctl/fcmctl (the built fcmctl put on PATH). Any other action, expression or key the simulator does
-  not model raises Unsupported.
+  and `::warning` commands become annotations. `uses:` steps run local stand-ins: actions/checkout,
+  google-github-actions/auth, actions/upload-artifact, actions/download-artifact (by major version, or by a
+  commit SHA that RELEASES names) and the setup action fcmctl/fcmctl (the built fcmctl put on PATH). Any other
+  action or commit, expression or key the simulator does not model raises Unsupported.
 
 Jobs run one at a time (a leg runs to its end before the next starts); "at the same time" is modelled by
 delivering several events before running anything, so concurrency groups see them queued together."""
@@ -39,6 +42,23 @@ STANDINS = os.path.join(HERE, "bin")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KNOWN_JOB_KEYS = {"name", "runs-on", "needs", "if", "strategy", "environment", "concurrency", "permissions", "env", "steps",
                   "outputs", "timeout-minutes", "defaults"}
+# The releases of the actions the example workflows pin by commit SHA (`git ls-remote --tags` of each
+# repository; the workflows carry the tag in a comment). A commit not listed here is refused, not guessed.
+RELEASES = {
+    ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1"): "v7.0.1",
+    ("google-github-actions/auth", "7c6bc770dae815cd3e89ee6cdf493a5fab2cc093"): "v3.0.0",
+    ("actions/upload-artifact", "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f"): "v7.0.0",
+    ("actions/download-artifact", "3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c"): "v8.0.1",
+}
+# The major versions each stand-in models: the inputs the workflows use and what the action does with them are
+# the same across these (the later majors moved to Node 24 and added inputs; auth v3 dropped its deprecated
+# retry inputs; download-artifact v5 changed downloads by artifact id, which the workflows do not use).
+MODELLED_MAJORS = {
+    "actions/checkout": {"v4", "v5", "v6", "v7"},
+    "google-github-actions/auth": {"v2", "v3"},
+    "actions/upload-artifact": {"v4", "v5", "v6", "v7"},
+    "actions/download-artifact": {"v4", "v5", "v6", "v7", "v8"},
+}
 KNOWN_STEP_KEYS = {"name", "id", "if", "run", "uses", "with", "env", "shell", "working-directory", "continue-on-error",
                    "timeout-minutes"}
 
@@ -151,6 +171,8 @@ class Leg:
         self.group = None
         self.cancel_in_progress = False
         self.requests = []  # emulator request log entries made during the leg
+        self.storage = []  # the storage proxy's decisions during the leg
+        self.identity = []  # the workload identity stand-in's decisions during the leg
         self.api = {"id": self.id, "run_id": run.id, "name": job_id, "status": "queued", "conclusion": None}
 
     def __repr__(self):
@@ -180,15 +202,21 @@ class Run:
 
 
 class Simulator:
-    def __init__(self, root, workflows_dir, repository, fcmctl, endpoints, variables, environments=None, request_log=None):
-        """endpoints: {"fcm": URL of fcm-emulator, "storage": URL of fake-gcs-server, "oidc": (request URL, request token)}.
-        environments: {name: {"reviewers": bool, "vars": {…}}}."""
+    def __init__(self, root, workflows_dir, repository, fcmctl, endpoints, variables, environments=None, request_log=None,
+                 storage=None, identity=None, oidc_key=None):
+        """endpoints: {"fcm": URL of fcm-emulator, "storage": URL of the Cloud Storage JSON API (fake-gcs-server, or
+        the StorageProxy in front of it), "sts" and "iamcredentials": URLs of the token services (default: fcm;
+        the WorkloadIdentity stand-in in front of the emulator's)}. A job's OIDC token comes from the GitHub stand-in.
+        environments: {name: {"reviewers": bool, "branches": [patterns allowed to deploy], "vars": {…}}}.
+        storage, identity: the StorageProxy and WorkloadIdentity stand-ins, whose logs each leg keeps.
+        oidc_key: the key the GitHub stand-in signs OIDC tokens with (the WorkloadIdentity stand-in checks them)."""
         self.root = root
         self.repo = Repo(os.path.join(root, "git"))
-        self.github = GitHub(repository, self.repo.origin).start()
+        self.github = GitHub(repository, self.repo.origin, oidc_key).start()
         self.repository, self.fcmctl, self.endpoints = repository, fcmctl, endpoints
         self.vars, self.environments = dict(variables), dict(environments or {})
         self.request_log = request_log
+        self.storage, self.identity = storage, identity
         self.workflows = {}
         for path in sorted(glob.glob(os.path.join(workflows_dir, "*.yml"))):
             with open(path) as handle:
@@ -244,24 +272,25 @@ class Simulator:
     def repository_event(self):
         return {"full_name": self.repository, "name": self.repository.split("/")[1], "owner": {"login": self.repository.split("/")[0]}}
 
-    def pull_request_event(self, pull, action):
+    def pull_request_event(self, pull, action, only=None):
         merge_sha = self.repo.test_merge(pull["number"], pull["head"]["ref"])
         pull["base"]["sha"] = self.repo.head()
         event = {"action": action, "number": pull["number"], "pull_request": json.loads(json.dumps(pull)),
                  "repository": self.repository_event()}
         changed = self.repo.changed(pull["base"]["sha"], pull["head"]["sha"])
-        return self.deliver("pull_request", event, merge_sha, f"refs/pull/{pull['number']}/merge", changed, action)
+        return self.deliver("pull_request", event, merge_sha, f"refs/pull/{pull['number']}/merge", changed, action, only=only)
 
-    def open_pull_request(self, branch, files, title):
+    def open_pull_request(self, branch, files, title, only=None):
+        """ONLY: deliver the event to that workflow file alone (a test's own workflow)."""
         head = self.repo.commit_to(branch, files, title)
         pull = self.github.open_pull(title, branch, head, self.repo.head())
-        runs = self.pull_request_event(pull, "opened")
+        runs = self.pull_request_event(pull, "opened", only)
         return pull, runs
 
-    def push_to_pull_request(self, number, files, message):
+    def push_to_pull_request(self, number, files, message, only=None):
         pull = self.github.pulls[number]
         pull["head"]["sha"] = self.repo.commit_to(pull["head"]["ref"], files, message)
-        return self.pull_request_event(pull, "synchronize")
+        return self.pull_request_event(pull, "synchronize", only)
 
     def merge(self, number):
         pull = self.github.pulls[number]
@@ -403,11 +432,46 @@ class Simulator:
         return interpolate(value, context)
 
     def queue(self, leg):
+        if leg.environment and not self.may_deploy(leg):
+            branch = leg.run.api["head_branch"]
+            message = f'Branch "{branch}" is not allowed to deploy to {leg.environment} due to environment protection rules.'
+            leg.annotations += [("error", message), ("error", "The deployment was rejected or didn't satisfy other protection rules.")]
+            leg.log.append(f"--- (GitHub) {message}")
+            self.finish(leg, "failure")
+            return
         if leg.environment and self.environments.get(leg.environment, {}).get("reviewers") and leg.environment not in self.approved:
             leg.state = "approval"
             leg.api["status"] = "waiting"
             return
         self.acquire(leg)
+
+    def may_deploy(self, leg):
+        """An environment's deployment branch policy, checked against the run's branch (a pull request's head
+        branch, as GitHub checks it for pull_request events)."""
+        patterns = self.environments.get(leg.environment, {}).get("branches")
+        if patterns is None:
+            return True
+        branch = leg.run.api["head_branch"] or ""
+        return any(fnmatch.fnmatchcase(branch, pattern) for pattern in patterns)
+
+    def claims(self, leg):
+        """The claims of the OIDC token GitHub gives the job (docs.github.com, "OpenID Connect reference")."""
+        run = leg.run
+        subject = (f"repo:{self.repository}:environment:{leg.environment}" if leg.environment else
+                   f"repo:{self.repository}:pull_request" if run.event_name in ("pull_request", "pull_request_target") else
+                   f"repo:{self.repository}:ref:{run.ref}")
+        claims = {
+            "sub": subject, "repository": self.repository, "repository_owner": self.repository.split("/")[0],
+            "ref": run.ref, "ref_type": "branch", "sha": run.sha, "event_name": run.event_name,
+            "workflow": run.document.get("name", run.workflow_file), "run_id": str(run.id), "run_number": str(run.id),
+            "run_attempt": "1", "actor": "octocat",
+            "job_workflow_ref": f"{self.repository}/.github/workflows/{run.workflow_file}@{run.ref}",
+            "head_ref": run.event.get("pull_request", {}).get("head", {}).get("ref", ""),
+            "base_ref": run.event.get("pull_request", {}).get("base", {}).get("ref", ""),
+        }
+        if leg.environment:
+            claims["environment"] = leg.environment
+        return claims
 
     def acquire(self, leg):
         if leg.group is None:
@@ -509,13 +573,16 @@ class Simulator:
             "GITHUB_HEAD_REF": context["github"]["head_ref"], "GITHUB_BASE_REF": context["github"]["base_ref"],
             "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64", "RUNNER_TEMP": self.runner_temp, "RUNNER_TOOL_CACHE": self.tool_cache,
         }
+        id_request = None
         if permissions.get("id-token") == "write":
-            url, request_token = self.endpoints["oidc"]
-            base_env["ACTIONS_ID_TOKEN_REQUEST_URL"] = url
-            base_env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] = request_token
+            id_request = self.github.issue_id_token_request(self.claims(leg))
+            base_env["ACTIONS_ID_TOKEN_REQUEST_URL"] = f"{self.github.api_url}/_services/oidc/token?api-version=2.0"
+            base_env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] = id_request
         state = {"env": dict(base_env, **context["env"]), "paths": [], "failed": False}
         defaults = dict((run.document.get("defaults") or {}).get("run", {}), **((spec.get("defaults") or {}).get("run", {})))
         log_start = self.request_log_size()
+        storage_start = len(self.storage.log) if self.storage else 0
+        identity_start = len(self.identity.log) if self.identity else 0
         leg.api["status"] = "in_progress"
         for number, step in enumerate(spec["steps"]):
             unknown = set(step) - KNOWN_STEP_KEYS
@@ -552,7 +619,11 @@ class Simulator:
         for name, value in (spec.get("outputs") or {}).items():
             leg.outputs[name] = to_string(interpolate(value, context))
         leg.requests = self.request_log_since(log_start)
+        leg.storage = list(self.storage.log[storage_start:]) if self.storage else []
+        leg.identity = list(self.identity.log[identity_start:]) if self.identity else []
         self.github.revoke(token)
+        if id_request:
+            self.github.revoke(id_request)
         return "failure" if state["failed"] else "success"
 
     def request_log_size(self):
@@ -626,15 +697,20 @@ class Simulator:
         files = self.file_commands(leg)
         environment = dict(step_env, **files, PATH=self.path_for(state))
         standins = {
-            ("actions/checkout", "v4"): self.checkout,
-            ("google-github-actions/auth", "v2"): self.auth,
-            ("actions/upload-artifact", "v4"): self.upload_artifact,
-            ("actions/download-artifact", "v4"): self.download_artifact,
+            "actions/checkout": self.checkout,
+            "google-github-actions/auth": self.auth,
+            "actions/upload-artifact": self.upload_artifact,
+            "actions/download-artifact": self.download_artifact,
         }
         if action == "fcmctl/fcmctl":
             function = self.setup_fcmctl
-        elif (action, version) in standins:
-            function = standins[(action, version)]
+        elif action in standins:
+            release = RELEASES.get((action, version)) if re.fullmatch(r"[0-9a-f]{40}", version) else version
+            if release is None:
+                raise Unsupported(f"action {step['uses']}: a commit the simulator does not know as a release (RELEASES)")
+            if release.split(".")[0] not in MODELLED_MAJORS[action]:
+                raise Unsupported(f"action {step['uses']} ({release}) is not modelled")
+            function = standins[action]
         else:
             raise Unsupported(f"action {step['uses']} is not modelled")
         lines = []
@@ -677,7 +753,9 @@ class Simulator:
         writes the external_account credentials file it writes (in the workspace, gha-creds-*.json) and exports
         the variables it exports. Google's endpoints in that file (sts, iamcredentials) are fcm-emulator's; the
         simulator also points FCM and Cloud Storage at their stand-ins (FCM_ENDPOINT, FCMCTL_STORAGE_ENDPOINT,
-        CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE), as Google's hosts are not reachable here."""
+        CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE), as Google's hosts are not reachable here. Like the real action
+        it checks nothing with Google: a service account the job may not impersonate is refused when the
+        credentials are first used (IAM Credentials' 403), by fcmctl or gcloud."""
         known = {"workload_identity_provider", "service_account", "project_id", "create_credentials_file", "export_environment_variables"}
         if set(inputs) - known:
             raise Unsupported(f"google-github-actions/auth inputs not modelled: {sorted(set(inputs) - known)}")
@@ -692,10 +770,11 @@ class Simulator:
         if not account or "@" not in account:
             raise StepFailed(f"google-github-actions/auth failed with: the service_account {account!r} is not an email address")
         fcm = self.endpoints["fcm"]
+        sts, iam = self.endpoints.get("sts", fcm), self.endpoints.get("iamcredentials", fcm)
         document = {
             "type": "external_account", "audience": f"//iam.googleapis.com/{provider}",
-            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": f"{fcm}/v1/token",
-            "service_account_impersonation_url": f"{fcm}/v1/projects/-/serviceAccounts/{account}:generateAccessToken",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": f"{sts}/v1/token",
+            "service_account_impersonation_url": f"{iam}/v1/projects/-/serviceAccounts/{account}:generateAccessToken",
             "credential_source": {
                 "url": environment["ACTIONS_ID_TOKEN_REQUEST_URL"] + "&audience=" + f"https://iam.googleapis.com/{provider}",
                 "headers": {"Authorization": f"Bearer {environment['ACTIONS_ID_TOKEN_REQUEST_TOKEN']}"},
@@ -778,6 +857,9 @@ class Simulator:
         if inputs.get("run-id"):
             if not inputs.get("github-token"):
                 raise StepFailed("github-token is required to download artifacts of another run")
+            held = self.github.tokens.get(inputs["github-token"])
+            if held is None or held.get("actions") not in ("read", "write"):
+                raise StepFailed("Unable to download artifact(s): Resource not accessible by integration (the token needs actions: read)")
             run = next((r for r in self.runs if str(r.id) == inputs["run-id"]), None)
             if run is None:
                 raise StepFailed(f"Unable to download artifact(s): run {inputs['run-id']} not found")
