@@ -51,7 +51,7 @@ SENDERS = {"dev": "111111111111", "prod": "222222222222"}
 PLANNERS = {e: f"fcmctl-plan@{PROJECTS[e]}.iam.gserviceaccount.com" for e in PROJECTS}
 APPLIERS = {e: f"fcmctl-apply@{PROJECTS[e]}.iam.gserviceaccount.com" for e in PROJECTS}
 POOL = "projects/123456/locations/global/workloadIdentityPools/github"
-PROVIDER = f"{POOL}/providers/acme-fleet"
+PROVIDER = f"{POOL}/providers/fleet"
 # The repository variable the three workflows' matrices read: the one place that lists the environments.
 ENVIRONMENTS = json.dumps([{"environment": e, "planner": PLANNERS[e], "applier": APPLIERS[e]} for e in PROJECTS])
 # The GitHub Environments the apply workflow runs in: main only; the approval ones with required reviewers.
@@ -62,10 +62,11 @@ GITHUB_ENVIRONMENTS = {name: spec for e in PROJECTS for name, spec in (
 
 def github_attributes(claims):
     """The provider's --attribute-mapping, as the README writes it in CEL:
-    google.subject=assertion.sub, attribute.repository=assertion.repository,
-    attribute.main_subject=assertion.ref == 'refs/heads/main' ? assertion.sub : 'not-main'"""
+    google.subject=assertion.sub,attribute.repository=assertion.repository,attribute.sub_ref=assertion.sub + ':ref:' + assertion.ref
+    (sub_ref: the job's subject, which names its Environment when it has one, and the ref it runs on, in one
+    value that one binding can match: repo:acme/fleet:environment:fcmctl-prod-apply:ref:refs/heads/main)."""
     return {"google.subject": claims["sub"], "attribute.repository": claims["repository"],
-            "attribute.main_subject": claims["sub"] if claims["ref"] == "refs/heads/main" else "not-main"}
+            "attribute.sub_ref": claims["sub"] + ":ref:" + claims["ref"]}
 
 
 def github_condition(claims):
@@ -78,8 +79,8 @@ def workload_identity_users():
     members = {}
     for e in PROJECTS:
         members[PLANNERS[e]] = [f"principalSet://iam.googleapis.com/{POOL}/attribute.repository/{REPOSITORY}"]
-        members[APPLIERS[e]] = [f"principalSet://iam.googleapis.com/{POOL}/attribute.main_subject/repo:{REPOSITORY}:environment:fcmctl-{e}-{kind}"
-                                for kind in ("apply", "approval")]
+        members[APPLIERS[e]] = [f"principalSet://iam.googleapis.com/{POOL}/attribute.sub_ref/"
+                                f"repo:{REPOSITORY}:environment:fcmctl-{e}-{kind}:ref:refs/heads/main" for kind in ("apply", "approval")]
     return members
 
 
@@ -777,3 +778,37 @@ def test_12_a_saved_plan_that_expired_is_planned_again(world):
     sim.approved.clear()
     assert_converged(world)
     assert_projects_kept_apart(world, expect=("prod",))
+
+
+def test_the_readmes_set_up_what_the_simulation_enforces():
+    """The gcloud and gh commands of README.md and examples/github-actions/README.md grant what the simulation's
+    IAM stand-ins enforce: the provider's mapping and condition, each account's workloadIdentityUser members
+    (the docs' templates, filled in, are the simulation's members), the roles, the prefix condition, the
+    Environments and the FCMCTL_ENVIRONMENTS list."""
+    examples = open(os.path.join(ROOT, "examples/github-actions/README.md")).read()
+    for text in (examples, open(os.path.join(ROOT, "README.md")).read()):
+        assert "--attribute-mapping=\"google.subject=assertion.sub,attribute.repository=assertion.repository," \
+               "attribute.sub_ref=assertion.sub + ':ref:' + assertion.ref\"" in text
+        assert "--attribute-condition=\"assertion.repository == '$REPO'\"" in text
+        planner = re.search(r'add-iam-policy-binding "\$PLANNER".*?--member="([^"]+)"', text, re.S).group(1)
+        applier = re.search(r'add-iam-policy-binding "\$APPLIER".*?--member="([^"]+)"', text, re.S).group(1)
+        for e in PROJECTS:
+            def fill(template, kind=""):
+                return (template.replace("$POOL", POOL).replace("$REPO", REPOSITORY).replace("$ENV", e).replace("$KIND", kind))
+            assert workload_identity_users()[PLANNERS[e]] == [fill(planner)]
+            assert workload_identity_users()[APPLIERS[e]] == [fill(applier, kind) for kind in ("apply", "approval")]
+        for account, role in (("PLANNER", "roles/firebasecloudmessaging.viewer"), ("APPLIER", "roles/firebasecloudmessaging.admin"),
+                              ("PLANNER", "roles/storage.objectViewer"), ("APPLIER", "roles/storage.objectUser")):
+            assert re.search(rf'--member="serviceAccount:\${account}" \\\n\s+--role={re.escape(role)}', text), (account, role)
+        assert "fcmctl-plan@$PROJECT.iam.gserviceaccount.com" in text and "fcmctl-apply@$PROJECT.iam.gserviceaccount.com" in text
+    assert 'resource.name.startsWith("projects/_/buckets/$BUCKET/objects/fcmctl/$ENV/")' in examples
+    assert 'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("fcmctl/$ENV/")' in examples
+    assert bucket_bindings() == [(account, role, f"fcmctl/{e}/") for e in PROJECTS for account, role in (
+        (PLANNERS[e], "roles/storage.objectViewer"), (APPLIERS[e], "roles/storage.objectUser"))]
+    listed = json.loads(re.search(r"```json\n(.*?)```", examples, re.S).group(1))
+    assert listed == json.loads(ENVIRONMENTS), "the README's FCMCTL_ENVIRONMENTS is not the simulation's"
+    for name, spec in GITHUB_ENVIRONMENTS.items():
+        kind = name.rsplit("-", 1)[1]
+        assert f'gh api -X PUT "repos/$REPO/environments/fcmctl-$ENV-{kind}"' in examples
+        assert spec["branches"] == ["main"] and spec.get("reviewers", False) == (kind == "approval")
+    assert '/deployment-branch-policies" -f name=main -f type=branch' in examples
