@@ -17,8 +17,8 @@ package enum IAMAdvice {
         var text = "\(who) lack the permission \(permission) in project '\(project.id)', which \(role(for: permission)) grants"
         if let theirs = caller.project, !theirs.isEmpty, theirs != project.id {
             text +=
-                ". The manifest is for project '\(project.id)', but the credentials are of project '\(theirs)': "
-                + "use this environment's credentials, or check project.id"
+                ". The manifest is for project '\(project.id)', but the credentials are an account of project '\(theirs)': "
+                + "use this environment's credentials, check project.id, or grant that account the role in '\(project.id)'"
         } else {
             text += ": grant that role to the account in '\(project.id)', or use credentials that have it"
         }

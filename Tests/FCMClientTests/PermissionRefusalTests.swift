@@ -37,8 +37,8 @@ import Testing
             mixedUp
                 == "the credentials (fcmctl@acme-prod.iam.gserviceaccount.com) lack the permission cloudmessaging.topicSubscriptions.list "
                 + "in project 'acme-dev', which roles/firebasecloudmessaging.viewer (or roles/firebasecloudmessaging.admin) grants. The "
-                + "manifest is for project 'acme-dev', but the credentials are of project 'acme-prod': use this environment's credentials, "
-                + "or check project.id")
+                + "manifest is for project 'acme-dev', but the credentials are an account of project 'acme-prod': use this "
+                + "environment's credentials, check project.id, or grant that account the role in 'acme-dev'")
         let viewer = IAMAdvice.refusal("cloudmessaging.topicSubscriptions.create", project: project, caller: (nil, "acme-dev"))
         #expect(
             viewer
