@@ -61,13 +61,17 @@ def topics(names):
 
 class Emulator:
     """fcm-emulator with the request log in a file, accepting the runner's OIDC token for Workload Identity
-    Federation, and auto-registering (every environment's made-up tokens exist, in the project that first uses them)."""
+    Federation, and auto-registering (every environment's made-up tokens exist, in the project that first uses them).
+    Each environment's service account lives in the CI project and holds FCM admin on its environment's project
+    only, as IAM grants it: the emulator refuses it anywhere else."""
 
     def __init__(self, folder):
         self.log = os.path.join(folder, "requests.jsonl")
+        grants = [flag for environment in PROJECTS
+                  for flag in ("--iam", f"{ACCOUNTS[environment]}=roles/firebasecloudmessaging.admin@{PROJECTS[environment]}")]
         self.process = subprocess.Popen(
             [EMULATOR, "--host", "127.0.0.1", "--port", "0", "--auto-register", "--request-log", self.log,
-             "--accept-subject-token", SUBJECT, "--oidc-request-token", REQUEST_TOKEN],
+             "--accept-subject-token", SUBJECT, "--oidc-request-token", REQUEST_TOKEN, *grants],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         assert line.startswith("fcm-emulator listening on http://"), line
