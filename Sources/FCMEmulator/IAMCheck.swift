@@ -124,7 +124,9 @@ struct IAMCheck: Sendable {
     /// `--sender-id` claims nothing for the device-group API: the default, 123456789012, is also the
     /// quickstart's, whose project is another.
     func project(ofSender sender: String) async -> String? {
-        await store.projectID(of: .sender(sender))
+        if let linked = await store.projectID(of: .sender(sender)) { return linked }
+        // Linked at start; kept here too, as an import at run time replaces the store's links.
+        return policy.projectNumbers.sorted { $0.key < $1.key }.first { $0.value == sender }?.key
     }
 
     /// The answer for a principal that lacks the endpoint's permission on the project the request addresses,

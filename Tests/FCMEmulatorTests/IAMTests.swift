@@ -158,6 +158,13 @@ import Testing
         #expect(await iam.home(of: pool) == "linked-project")
         #expect(
             await iam.home(of: .federated(audience: "//iam.googleapis.com/projects/9/locations/global/workloadIdentityPools/x/providers/y")) == "9")
+
+        var policy = IAMPolicy()
+        policy.projectNumbers = ["acme-prod": "222"]
+        let numbered = IAMCheck(policy: policy, projectID: "emulator-project", senderID: "123", store: store)
+        #expect(await numbered.project(ofSender: "222") == "acme-prod", "the policy file's number claims its sender")
+        #expect(await numbered.project(ofSender: "555") == "linked-project")
+        #expect(await numbered.project(ofSender: "123") == nil, "--sender-id claims nothing for the device-group API")
     }
 
     // MARK: The checks, through the responder
