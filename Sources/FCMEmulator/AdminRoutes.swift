@@ -65,6 +65,8 @@ struct AdminRoutes {
                 ["name": $0.name, "received_at": formatter.string(from: $0.receivedAt), "message": RawJSON(text: $0.message)]
             }
             return .json(200, ["messages": messages])
+        case ("GET", ["principals"]):
+            return .json(200, await services.iam.listing(authority: authority, noAuth: services.configuration.noAuth))
         case ("GET", ["oidc-token"]):
             return await identityToken(request)
         case ("GET", ["requests"]):

@@ -17,8 +17,7 @@ package final class EmbeddedEmulator: Sendable {
 
     /// `arguments` as `fcm-emulator` takes them. Returns once it is listening.
     package static func start(arguments: [String]) async throws -> EmbeddedEmulator {
-        let command = try EmulatorCommand.parse(arguments)
-        let configuration = try command.makeConfiguration()
+        let configuration = try EmulatorCommand.configuration(arguments)
         let logger = Logger(label: "fcm-emulator") { _ in SwiftLogNoOpLogHandler() }
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let (app, _) = try await EmulatorApplication.build(configuration: configuration, logger: logger) { port in

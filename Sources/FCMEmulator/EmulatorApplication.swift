@@ -33,6 +33,8 @@ package struct EmulatorConfiguration: Sendable {
     package var senderID = "123456789012"
     var faults = FaultSettings()
     var quotas = QuotaSettings()
+    /// Who may do what (`--iam`, `--iam-policy`, `--iam-default`).
+    var iam = IAMPolicy()
     package var seed: UInt64 = 1
     package var requestLogFile: String?
     package var requestLogLimit = 1_000_000
@@ -50,6 +52,7 @@ struct EmulatorServices: Sendable {
     let recorder: RequestRecorder
     let faults: FaultInjector
     let authority: TokenAuthority
+    let iam: IAMCheck
     let calendar = PlatformCalendar()
 
     init(configuration: EmulatorConfiguration) throws {
@@ -58,8 +61,11 @@ struct EmulatorServices: Sendable {
         recorder = try RequestRecorder(limit: configuration.requestLogLimit, logFile: configuration.requestLogFile)
         faults = FaultInjector(faults: configuration.faults, quotas: configuration.quotas, seed: configuration.seed)
         authority = TokenAuthority(
-            staticTokens: configuration.acceptedTokens, refreshTokens: configuration.acceptedRefreshTokens,
-            subjectTokens: configuration.acceptedSubjectTokens, lifetime: configuration.tokenLifetime)
+            staticTokens: configuration.acceptedTokens.map { TokenAuthority.acceptedToken($0, projectID: configuration.projectID) },
+            refreshTokens: configuration.acceptedRefreshTokens, subjectTokens: configuration.acceptedSubjectTokens,
+            lifetime: configuration.tokenLifetime,
+            principals: [(MetadataServer.principal(projectID: configuration.projectID, projectNumber: configuration.senderID), "metadata server")])
+        iam = IAMCheck(policy: configuration.iam, projectID: configuration.projectID, senderID: configuration.senderID, store: store)
     }
 }
 
@@ -82,8 +88,7 @@ struct EmulatorResponder: HTTPResponder {
         let store = services.store
         deviceGroups = DeviceGroupRoutes(store: store, exportEnabled: services.configuration.groupExport)
         topicSubscriptions = TopicSubscriptionRoutes(store: store, snakeCaseFields: services.configuration.snakeCaseFields)
-        iid = IIDRoutes(
-            store: store, senderID: services.configuration.senderID, projectID: services.configuration.projectID, authority: services.authority)
+        iid = IIDRoutes(store: store, senderID: services.configuration.senderID, iam: services.iam, authority: services.authority)
         messages = MessageRoutes(store: store)
         let configuration = services.configuration
         tokens = TokenRoutes(
@@ -115,7 +120,8 @@ struct EmulatorResponder: HTTPResponder {
 
         let endpoint = Endpoint.classify(incoming)
         let registrations = endpoint.map { Self.registrations(in: incoming, endpoint: $0) } ?? []
-        let answer = await answer(incoming, endpoint: endpoint, registrations: registrations)
+        let identity = await services.authority.identity(of: incoming.bearerToken ?? "")
+        let answer = await answer(incoming, endpoint: endpoint, registrations: registrations, identity: identity)
         let elapsed = ContinuousClock.now - start
         await services.recorder.record(
             .init(
@@ -123,20 +129,23 @@ struct EmulatorResponder: HTTPResponder {
                 status: answer.dropConnection ? 0 : answer.status,
                 latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
                 bytesIn: incoming.body.count, bytesOut: answer.body.count, fields: TokenRequestFields.logged(incoming, endpoint: endpoint),
-                userProject: incoming.headers["x-goog-user-project"], registrations: registrations))
+                userProject: incoming.headers["x-goog-user-project"], registrations: registrations,
+                principal: identity.flatMap { if case .principal(let principal) = $0 { principal.member } else { nil } }))
         return Self.response(answer)
     }
 
-    func answer(_ request: EmulatorRequest, endpoint: Endpoint?, registrations: [String]) async -> EmulatorResponse {
+    /// `identity`: who the request's bearer token speaks for, nil without a valid one.
+    func answer(
+        _ request: EmulatorRequest, endpoint: Endpoint?, registrations: [String], identity: TokenAuthority.Identity?
+    ) async -> EmulatorResponse {
         guard let endpoint else { return .rpcError(404, "fcm-emulator does not serve \(request.method) \(request.path)") }
         let configuration = services.configuration
         if endpoint.requiresBearer && !configuration.noAuth {
-            let header = request.headers["authorization"] ?? ""
-            let token = String(header.dropFirst(7))
-            guard header.hasPrefix("Bearer "), await services.authority.isValid(accessToken: token) else {
-                return Unauthorized.response(html: configuration.htmlUnauthorized)
-            }
+            guard let token = request.bearerToken, let identity else { return Unauthorized.response(html: configuration.htmlUnauthorized) }
             if let refusal = ScopeCheck.refusal(endpoint, scopes: await services.authority.scopes(of: token)) { return refusal }
+            if case .principal(let principal) = identity, let refusal = await services.iam.refusal(endpoint, request, principal: principal) {
+                return refusal
+            }
         }
         let cost = endpoint == .iidBatchAdd || endpoint == .iidBatchRemove ? max(1, registrations.count) : 1
         let verdict = await services.faults.decide(endpoint, registrations: registrations, cost: cost)
@@ -222,14 +231,18 @@ package enum EmulatorApplication {
     ) async throws -> (some ApplicationProtocol, EmulatorServices) {
         let services = try EmulatorServices(configuration: configuration)
         for path in configuration.trustedServiceAccounts {
-            let (email, key) = try ServiceAccountFiles.read(path)
-            await services.authority.trust(email: email, key: key)
+            let (email, key, project) = try ServiceAccountFiles.read(path)
+            await services.authority.trust(email: email, key: key, project: project, source: "--trust-service-account \(path)")
         }
         if let path = configuration.stateFile {
             try await StatePersistence.load(stateFile: path, into: services)
         }
         if let directory = configuration.importDirectory {
             try await StatePersistence.load(importDirectory: directory, into: services)
+        }
+        // The policy file's project numbers claim their sender ids, as a registration's sender_id does.
+        for (project, number) in configuration.iam.projectNumbers.sorted(by: { $0.key < $1.key }) {
+            await services.store.link(sender: number, to: project)
         }
         let app = Application(
             responder: EmulatorResponder(services: services),
@@ -240,7 +253,7 @@ package enum EmulatorApplication {
                     do {
                         let (email, key) = try ServiceAccountFiles.generate(
                             to: out, projectID: configuration.projectID, tokenURI: "http://\(configuration.host):\(port)/token")
-                        await services.authority.trust(email: email, key: key)
+                        await services.authority.trust(email: email, key: key, project: configuration.projectID, source: "--service-account-out")
                     } catch {
                         logger.error("cannot write --service-account-out \(out): \(error)")
                     }

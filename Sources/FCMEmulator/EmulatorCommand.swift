@@ -16,9 +16,11 @@ package struct EmulatorCommand: AsyncParsableCommand {
             (/computeMetadata/v1/…), the security token service's exchange (POST /v1/token) and IAM \
             Credentials' generateAccessToken (POST /v1/projects/-/serviceAccounts/EMAIL:generateAccessToken). Every FCM endpoint needs 'Authorization: Bearer TOKEN': a token from \
             /token or the metadata server, one given with --accept-token, or 'owner' (what fcmctl sends \
-            with FCM_EMULATOR_HOST). The admin API under /emulator/v1/ needs none: GET state, POST reset, \
+            with FCM_EMULATOR_HOST). A token's principal needs the IAM permission of the endpoint on the project \
+            the request addresses: by default it holds roles/firebasecloudmessaging.admin on its own project and \
+            nothing elsewhere (--iam, --iam-policy, --iam-default; 'owner' and --no-auth may do anything). The admin API under /emulator/v1/ needs none: GET state, POST reset, \
             POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
-            GET|PUT faults, GET|PUT quotas, POST tokens:expire, GET health, GET export, POST import, and the paged \
+            GET|PUT faults, GET|PUT quotas, POST tokens:expire, GET health, GET export, POST import, GET principals, and the paged \
             GET registrations, topics, topics/NAME/subscribers and groups. A browser pointed at http://HOST:PORT/ \
             gets the inspector, a page over that API.
             The first line on standard output is 'fcm-emulator listening on http://HOST:PORT'. See docs/emulator.md.
@@ -67,8 +69,30 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Trust the key of this service-account JSON for the JWT-bearer grant. Repeatable.")
     var trustServiceAccount: [String] = []
 
-    @Option(help: "Accept this access token on FCM endpoints. Repeatable.")
+    @Option(
+        help: ArgumentHelp(
+            "Accept this access token on FCM endpoints: TOKEN, or TOKEN=PRINCIPAL. Repeatable.",
+            discussion:
+                "TOKEN alone stands for the emulator's service account (fcmctl-test@PROJECT_ID.iam.gserviceaccount.com); TOKEN=sa@p.iam.gserviceaccount.com for that one."
+        ))
     var acceptToken: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Grant ROLE on PROJECT to PRINCIPAL, e.g. sa@p.iam.gserviceaccount.com=roles/firebasecloudmessaging.viewer@p. Repeatable.",
+            discussion: "A grant on a principal's own project replaces the admin role it holds there by default.",
+            valueName: "PRINCIPAL=ROLE@PROJECT"))
+    var iam: [String] = []
+
+    @Option(help: ArgumentHelp("Read IAM bindings, project numbers and custom roles from a JSON file (docs/emulator.md).", valueName: "FILE"))
+    var iamPolicy: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "What a principal holds where no binding names it: own-project (admin on its own project, the default), none, or any-project.",
+            discussion: "any-project is the emulator before it modelled IAM: admin everywhere, and a sender id no project claims is every project's.",
+            valueName: "MODE"))
+    var iamDefault: String?
 
     @Option(help: "Accept this refresh token for the refresh_token grant (authorized_user credentials). Repeatable.")
     var acceptRefreshToken: [String] = []
@@ -165,6 +189,11 @@ package struct EmulatorCommand: AsyncParsableCommand {
         return Double(text)
     }
 
+    /// The configuration `fcm-emulator ARGUMENTS` runs with.
+    package static func configuration(_ arguments: [String]) throws -> EmulatorConfiguration {
+        try parse(arguments).makeConfiguration()
+    }
+
     func makeConfiguration() throws -> EmulatorConfiguration {
         var configuration = EmulatorConfiguration()
         configuration.host = host
@@ -201,6 +230,18 @@ package struct EmulatorCommand: AsyncParsableCommand {
             }
             configuration.faults.failingRegistrations[String(id)] = fault
         }
+        var policy = IAMPolicy()
+        if let iamPolicy { try policy.read(file: iamPolicy) }
+        for grant in iam { policy.bindings.append(try IAMPolicy.binding(grant)) }
+        if let iamDefault {
+            guard let mode = IAMPolicy.DefaultGrant(rawValue: iamDefault) else {
+                throw ValidationError(
+                    "--iam-default takes \(IAMPolicy.DefaultGrant.allCases.map(\.rawValue).joined(separator: ", ")); got '\(iamDefault)'")
+            }
+            policy.defaultGrant = mode
+        }
+        try policy.validate()
+        configuration.iam = policy
         configuration.seed = seed
         configuration.requestLogFile = requestLog
         configuration.requestLogLimit = requestLogLimit

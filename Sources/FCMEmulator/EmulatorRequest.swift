@@ -59,6 +59,12 @@ struct EmulatorRequest: Sendable {
         }
     }
 
+    /// The token of an `Authorization: Bearer TOKEN` header.
+    var bearerToken: String? {
+        guard let header = headers["authorization"], header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst(7))
+    }
+
     /// gRPC transcoding accepts both spellings of a query parameter; so do the SDKs' callers (wire reference §0.2).
     func query(_ camel: String, _ snake: String) -> String? { query[camel] ?? query[snake] }
 

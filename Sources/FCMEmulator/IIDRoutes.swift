@@ -6,8 +6,8 @@ import Foundation
 struct IIDRoutes {
     let store: EmulatorStore
     let senderID: String
-    /// The project of the emulator's own service accounts (`--project-id`).
-    let projectID: String
+    /// Tells the project of the principal the API acts for.
+    let iam: IAMCheck
     let authority: TokenAuthority
 
     static let batchLimit = 1000
@@ -15,13 +15,12 @@ struct IIDRoutes {
     /// endpoints' answer is not, so the same code as a 403.
     static let otherProject = EmulatorResponse.flatError(403, "PERMISSION_DENIED")
 
-    /// The IID API has no project in its URL: it acts for the OAuth principal's project. A token the
-    /// emulator issued belongs to its service accounts' project (`--project-id`); `owner` and `--accept-token`
-    /// tokens (what FCM_EMULATOR_HOST sends) belong to no project in particular, so to every one.
+    /// The IID API has no project in its URL: it acts for the OAuth principal's project (`IAMCheck.home`:
+    /// a service account's own, named by its address). The `owner` token (what FCM_EMULATOR_HOST sends) and
+    /// requests without a token under `--no-auth` belong to no project in particular, so to every one.
     func caller(_ request: EmulatorRequest) async -> EmulatorStore.Caller {
-        let header = request.headers["authorization"] ?? ""
-        guard header.hasPrefix("Bearer ") else { return .any }
-        return await authority.principal(of: String(header.dropFirst(7))) == "static" ? .any : .project(projectID)
+        guard let token = request.bearerToken, case .principal(let principal) = await authority.identity(of: token) else { return .any }
+        return .project(await iam.home(of: principal))
     }
     static let topicPrefix = "/topics/"
 

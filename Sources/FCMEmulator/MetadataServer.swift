@@ -16,6 +16,13 @@ struct MetadataServer {
     /// The default Compute Engine service account's address, `PROJECT_NUMBER-compute@developer.gserviceaccount.com`.
     var email: String { "\(projectNumber)-compute@developer.gserviceaccount.com" }
 
+    /// The account as a principal of the emulator's project.
+    var principal: Principal { Self.principal(projectID: projectID, projectNumber: projectNumber) }
+
+    static func principal(projectID: String, projectNumber: String) -> Principal {
+        .serviceAccount("\(projectNumber)-compute@developer.gserviceaccount.com", project: projectID)
+    }
+
     /// The metadata server answers only requests carrying `Metadata-Flavor: Google`, and says so in kind.
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse {
         guard request.headers["metadata-flavor"] == "Google" else {
@@ -61,7 +68,7 @@ struct MetadataServer {
             // A `scopes` query is ignored: Compute Engine issues tokens with the instance's access scopes
             // whatever is asked (google-auth #633: "On Compute Engine you can request custom scopes, but they
             // are ignored"); Cloud Run and App Engine would honour it.
-            let grant = await authority.issue(to: "serviceAccount:\(email)", scopes: Set(scopes))
+            let grant = await authority.issue(to: principal, scopes: Set(scopes))
             return .json(200, ["access_token": grant.token, "expires_in": grant.expiresIn, "token_type": "Bearer"])
         default: return Self.notFound
         }

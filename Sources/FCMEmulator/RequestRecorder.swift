@@ -17,6 +17,8 @@ actor RequestRecorder {
         var userProject: String? = nil
         /// The registrations the request touched, whole, so the log can be searched for one; shown redacted.
         var registrations: [String] = []
+        /// The principal the request's token spoke for (`serviceAccount:…`), absent for `owner` and no token.
+        var principal: String? = nil
         /// 1 for the first request recorded since the start or the last reset.
         var sequence = 0
         var time = Date()
@@ -29,6 +31,7 @@ actor RequestRecorder {
             ]
             if let fields { object["fields"] = fields }
             if let userProject { object["user_project"] = userProject }
+            if let principal { object["principal"] = principal }
             if !registrations.isEmpty {
                 object["registrations"] = registrations.prefix(Self.registrationsShown).map(RequestRecorder.redactRegistration)
                 object["registration_count"] = registrations.count

@@ -40,7 +40,7 @@ extension TokenAuthority {
         guard subjectTokens.contains(subject) else {
             throw GrantError.invalidGrant("The subject token is not accepted by the identity pool provider \(audience)")
         }
-        return issue(to: "principal:\(audience)", scopes: scopes, now: now)
+        return issue(to: .federated(audience: audience), scopes: scopes, now: now)
     }
 
     enum IAMError: Error {
@@ -49,7 +49,7 @@ extension TokenAuthority {
     }
 
     /// A service account's token for whoever holds a valid token; any address that looks like a service
-    /// account's may be impersonated (the emulator keeps no IAM policy).
+    /// account's may be impersonated (IAM's roles/iam.serviceAccountTokenCreator is not modelled).
     func generateAccessToken(email: String, body: [String: Any]?, now: Date = Date()) throws -> (token: String, expireTime: String) {
         guard email.contains("@") else { throw IAMError.notFound("Not found; Gaia id not found for email \(email)") }
         guard let body else { throw IAMError.invalidArgument("Invalid JSON payload received.") }
@@ -66,7 +66,7 @@ extension TokenAuthority {
         } else if body["lifetime"] != nil {
             throw IAMError.invalidArgument("Invalid value at 'lifetime' (type)")
         }
-        let grant = issue(to: "serviceAccount:\(email)", scopes: Set(scopes), now: now, lifetime: requested)
+        let grant = issue(to: .serviceAccount(email), scopes: Set(scopes), now: now, lifetime: requested)
         let formatter = ISO8601DateFormatter()
         return (grant.token, formatter.string(from: now.addingTimeInterval(Double(grant.expiresIn + 1))))
     }

@@ -8,11 +8,14 @@ import Testing
     static let quickstart = PlanApplyTests.quickstart
 
     /// An emulator that writes a service-account key trusted by it, and the environment fcmctl needs to
-    /// reach it through FCM_ENDPOINT (authenticated) rather than FCM_EMULATOR_HOST (no auth).
+    /// reach it through FCM_ENDPOINT (authenticated) rather than FCM_EMULATOR_HOST (no auth). These tests are
+    /// about signing in, not IAM: every principal may act on the quickstart's project (`--iam-default any-project`),
+    /// though the key's account belongs to key-project.
     func setup(_ extra: [String] = []) async throws -> (InProcessEmulator, Workspace, String) {
         let workspace = try Workspace()
         let key = workspace.url.appendingPathComponent("sa.json").path
-        let emulator = try await InProcessEmulator(arguments: ["--service-account-out", key, "--project-id", "key-project"] + extra)
+        let emulator = try await InProcessEmulator(
+            arguments: ["--service-account-out", key, "--project-id", "key-project", "--iam-default", "any-project"] + extra)
         return (emulator, workspace, key)
     }
 

@@ -163,6 +163,91 @@ import Testing
                 .status == 200)
     }
 
+    // MARK: IAM
+
+    /// Over real sockets: a service account signs in with its key (a real JWT-bearer grant) and may act on its
+    /// own project only; a viewer reads and is refused writes; a sender no project claims is refused; `owner`
+    /// may do anything; the admin API lists who holds what.
+    @Test func iamChecksEveryRequestsPrincipal() async throws {
+        let workspace = try Workspace()
+        let key = workspace.url.appendingPathComponent("sa.json").path
+        let emulator = try await InProcessEmulator(arguments: [
+            "--strict-registrations", "--project-id", "acme-dev", "--service-account-out", key,
+            "--accept-token", "planner-token=planner@acme-ci.iam.gserviceaccount.com",
+            "--iam", "planner@acme-ci.iam.gserviceaccount.com=roles/firebasecloudmessaging.viewer@acme-dev",
+        ])
+        for (project, sender, token) in [("acme-dev", "111", "dev-1:APA91b"), ("acme-prod", "222", "prod-1:APA91b")] {
+            _ = try await emulator.admin(
+                "POST", "/emulator/v1/registrations",
+                json: #"{"project":"\#(project)","sender_id":"\#(sender)","registrations":[{"token":"\#(token)"}]}"#)
+        }
+        let assertion = try ServiceAccountKey(path: key).assertion(now: Date())
+        let grant = try await emulator.transport.send(
+            .init(
+                method: "POST", url: emulator.baseURL + "/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8)))
+        let deployer = try #require(json(grant)["access_token"] as? String, "\(String(decoding: grant.body, as: UTF8.self))")
+
+        func call(_ method: String, _ path: String, _ body: String? = nil, token: String, sender: String? = nil) async throws -> HTTPResponse {
+            var headers = [("Authorization", "Bearer \(token)"), ("access_token_auth", "true"), ("Content-Type", "application/json")]
+            if let sender { headers.append(("project_id", sender)) }
+            return try await emulator.transport.send(
+                .init(method: method, url: emulator.baseURL + path, headers: headers, body: body.map { Data($0.utf8) }))
+        }
+        func denied(_ response: HTTPResponse) -> String? {
+            let error = json(response)["error"] as? [String: Any]
+            let info = (error?["details"] as? [[String: Any]])?.first
+            guard response.status == 403, info?["reason"] as? String == "IAM_PERMISSION_DENIED" else { return nil }
+            return (info?["metadata"] as? [String: String])?["permission"]
+        }
+        let devTopics = "/v1/projects/acme-dev/registrations/dev-1%3AAPA91b/topicSubscriptions"
+        let prodTopics = "/v1/projects/acme-prod/registrations/prod-1%3AAPA91b/topicSubscriptions"
+
+        // The key's account, fcmctl-test@acme-dev: admin of its own project, nothing elsewhere.
+        #expect(try await call("POST", devTopics + "?topicName=news", "{}", token: deployer).status == 200)
+        #expect(denied(try await call("POST", prodTopics + "?topicName=news", "{}", token: deployer)) == "cloudmessaging.topicSubscriptions.create")
+        #expect(denied(try await call("GET", prodTopics, token: deployer)) == "cloudmessaging.topicSubscriptions.list")
+        let group = #"{"operation":"create","notification_key_name":"family","registration_ids":["dev-1:APA91b"]}"#
+        let typo = try await call("POST", "/fcm/notification", group, token: deployer, sender: "1111")
+        #expect(typo.status == 403)
+        #expect(
+            json(typo)["error"] as? String
+                == "Permission 'cloudmessaging.topicSubscriptions.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/1111' (or it may not exist)."
+        )
+        #expect(try await call("POST", "/fcm/notification", group, token: deployer, sender: "222").status == 403, "prod's sender")
+        #expect(try await call("POST", "/fcm/notification", group, token: deployer, sender: "111").status == 200)
+
+        // The viewer reads, and is refused every write with the permission named.
+        #expect(try await call("GET", devTopics, token: "planner-token").status == 200)
+        #expect(try await call("GET", "/fcm/notification?notification_key_name=family", token: "planner-token", sender: "111").status == 200)
+        #expect(denied(try await call("DELETE", devTopics + "/news", token: "planner-token")) == "cloudmessaging.topicSubscriptions.delete")
+        let send = #"{"message":{"topic":"news","data":{"a":"b"}}}"#
+        #expect(
+            denied(try await call("POST", "/v1/projects/acme-dev/messages:send", send, token: "planner-token")) == "cloudmessaging.messages.create")
+        #expect(try await emulator.topics(of: "dev-1:APA91b") == ["news"], "nothing a refusal touched changed")
+
+        // owner is not a principal: nothing is checked.
+        #expect(try await call("POST", prodTopics + "?topicName=news", "{}", token: "owner").status == 200)
+
+        let log = try await emulator.requestLog()
+        #expect(
+            log.contains { $0["status"] as? Int == 403 && $0["principal"] as? String == "serviceAccount:planner@acme-ci.iam.gserviceaccount.com" })
+        let (status, listing) = try await emulator.admin("GET", "/emulator/v1/principals")
+        #expect(status == 200)
+        let rows = listing["principals"] as? [[String: Any]] ?? []
+        let account = rows.first { $0["member"] as? String == "serviceAccount:fcmctl-test@acme-dev.iam.gserviceaccount.com" }
+        #expect(account?["tokens_issued"] as? Int == 1)
+        #expect(
+            account?["roles"] as? [[String: String]] == [["project": "acme-dev", "role": "roles/firebasecloudmessaging.admin", "from": "default"]])
+        let planner = rows.first { $0["member"] as? String == "serviceAccount:planner@acme-ci.iam.gserviceaccount.com" }
+        #expect(
+            planner?["roles"] as? [[String: String]] == [
+                ["project": "acme-ci", "role": "roles/firebasecloudmessaging.admin", "from": "default"],
+                ["project": "acme-dev", "role": "roles/firebasecloudmessaging.viewer", "from": "--iam"],
+            ])
+        _ = workspace
+    }
+
     // MARK: Faults and quotas
 
     @Test func injectedErrorsTakeEachAPIFamilysShape() async throws {

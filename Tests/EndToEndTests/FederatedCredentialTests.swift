@@ -12,7 +12,9 @@ import Testing
     static let fcmScopes = "https://www.googleapis.com/auth/firebase.messaging https://www.googleapis.com/auth/devstorage.read_write"
 
     func emulator(_ extra: [String] = []) async throws -> InProcessEmulator {
-        try await InProcessEmulator(arguments: ["--accept-subject-token", Self.subject] + extra)
+        // These tests are about signing in, not IAM: the pool's identities and the impersonated account may act on
+        // the quickstart's project, as before the emulator modelled IAM.
+        try await InProcessEmulator(arguments: ["--accept-subject-token", Self.subject, "--iam-default", "any-project"] + extra)
     }
 
     func write(_ object: [String: Any], _ name: String, in workspace: Workspace) throws -> String {
@@ -262,7 +264,7 @@ import Testing
     @Test func metadataServerFoundByItsPing() async throws {
         // The ping waits a short real time for its answer: an emulator process answers whatever else this test
         // process runs.
-        let emulator = try EmulatorProcess(arguments: ["--accept-subject-token", Self.subject])
+        let emulator = try EmulatorProcess(arguments: ["--accept-subject-token", Self.subject, "--iam-default", "any-project"])
         let workspace = try Workspace()
         let result = try await CLI.runBinary(
             ["plan", "--detailed-exitcode", "-f", CredentialTests.quickstart, "--state", workspace.statePath, "--verbose"],
@@ -276,7 +278,9 @@ import Testing
     /// Tokens that live two seconds, an apply paced to take about four: every request still carries a live token.
     @Test func anApplyOutlivesItsTokens() async throws {
         // Token lifetimes are real time: an emulator process keeps it whatever else this test process runs.
-        let emulator = try EmulatorProcess(arguments: ["--accept-subject-token", Self.subject, "--token-lifetime", "2s"])
+        let emulator = try EmulatorProcess(arguments: [
+            "--accept-subject-token", Self.subject, "--token-lifetime", "2s", "--iam-default", "any-project",
+        ])
         let workspace = try Workspace()
         try workspace.write(fleetManifest(registrations: 40, topics: 4))
         let tokenFile = try write(["value": Self.subject], "oidc.json", in: workspace)

@@ -10,7 +10,10 @@ import Testing
     static let accessToken = "ya29.pipeline-secret-access-token-0123456789"
 
     @Test func errorPathsNeverPrintRegistrationsOrTheAccessToken() async throws {
-        let emulator = try await InProcessEmulator(arguments: ["--accept-token", Self.accessToken, "--fail-registration", "\(token(3))=500"])
+        // About redaction, not IAM: the token's principal (the emulator's account) may act on project p.
+        let emulator = try await InProcessEmulator(arguments: [
+            "--accept-token", Self.accessToken, "--iam-default", "any-project", "--fail-registration", "\(token(3))=500",
+        ])
         let workspace = try Workspace()
         let registrations = (1...4).map { token($0) } + ["cR1rjyj4_KcAPA91bGusQ2"]
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath, "--verbose"]

@@ -20,7 +20,9 @@ QUICKSTART = f"{ROOT}/examples/quickstart"
 
 @pytest.fixture
 def emulator(monkeypatch):
-    instance = Emulator("--accept-subject-token", SUBJECT, "--oidc-request-token", "runner-request-token")
+    # What is compared here is how each client signs in, not what IAM lets the account do: the pool's identities
+    # and the impersonated account may act on the quickstart's project, as before the emulator modelled IAM.
+    instance = Emulator("--accept-subject-token", SUBJECT, "--oidc-request-token", "runner-request-token", "--iam-default", "any-project")
     # google-auth looks up regional access boundaries on Google's servers; there are none here.
     for cls in (google.auth.credentials.CredentialsWithRegionalAccessBoundary,):
         monkeypatch.setattr(cls, "_is_regional_access_boundary_lookup_required", lambda self: False, raising=False)

@@ -75,7 +75,9 @@ class CheckingFrontEnd:
 def world(tmp_path):
     gcs = FakeGCS()
     gcs.create_bucket("fcm-state")
-    emulator = Emulator("--accept-subject-token", SUBJECT, "--token-lifetime", "5s")
+    # The impersonated account belongs to project acme; IAM grants it FCM on the manifest's project.
+    emulator = Emulator("--accept-subject-token", SUBJECT, "--token-lifetime", "5s",
+                        "--iam", f"{ACCOUNT}=roles/firebasecloudmessaging.admin@gcs-creds")
     front = CheckingFrontEnd(gcs.base, emulator)
     yield gcs, emulator, front
     front.stop()

@@ -1,6 +1,6 @@
 """What the inspector reads, without a browser: the page at `/` (and the metadata root kept for
-`Metadata-Flavor` requests), health, the paged listings, the request log's filters, and export/import with
-its versions."""
+`Metadata-Flavor` requests), health, the paged listings, the request log's filters, the principals and their
+roles, and export/import with its versions."""
 import json
 import os
 import signal
@@ -120,6 +120,38 @@ def test_the_request_log_filters_and_tails():
         assert emulator.request("GET", "/emulator/v1/requests?after=2")["requests"] == []
         assert [r["seq"] for r in emulator.request("GET", "/emulator/v1/requests?limit=1")["requests"]] == [2]
         assert unknown not in json.dumps(everything), "registrations stay redacted"
+    finally:
+        emulator.stop()
+
+
+def test_principals_are_listed_with_their_projects_roles_and_refusals():
+    emulator = Emulator("--strict-registrations", "--project-id", "acme", "--accept-token", "ci-token=planner@ci.iam.gserviceaccount.com",
+                        "--iam", "planner@ci.iam.gserviceaccount.com=roles/firebasecloudmessaging.viewer@acme")
+    try:
+        (known,) = tokens(1)
+        emulator.request("POST", "/emulator/v1/registrations", {"project": "acme", "sender_id": "42", "registrations": [{"token": known}]})
+        path = f"/v1/projects/acme/registrations/{known}/topicSubscriptions"
+        status, _, body = raw(emulator, path + "?topicName=news", {"Authorization": "Bearer ci-token"}, method="POST", data=b"{}")
+        assert status == 403, body
+        detail = json.loads(body)["error"]["details"][0]
+        assert (detail["reason"], detail["metadata"]["permission"]) == ("IAM_PERMISSION_DENIED", "cloudmessaging.topicSubscriptions.create")
+        assert raw(emulator, path, {"Authorization": "Bearer ci-token"})[0] == 200
+        refused = emulator.request("GET", "/emulator/v1/requests?status=403")["requests"]
+        assert [r["principal"] for r in refused] == ["serviceAccount:planner@ci.iam.gserviceaccount.com"]
+
+        listing = emulator.request("GET", "/emulator/v1/principals")
+        assert listing["default"] == "own-project" and listing["unrestricted"] == ["the owner token"]
+        rows = {row["member"]: row for row in listing["principals"]}
+        planner = rows["serviceAccount:planner@ci.iam.gserviceaccount.com"]
+        assert planner["project"] == "ci" and planner["sources"] == ["--accept-token", "--iam"]
+        assert {(r["project"], r["role"], r["from"]) for r in planner["roles"]} == {
+            ("ci", "roles/firebasecloudmessaging.admin", "default"), ("acme", "roles/firebasecloudmessaging.viewer", "--iam")}
+        metadata = rows["serviceAccount:123456789012-compute@developer.gserviceaccount.com"]
+        assert metadata["project"] == "acme" and metadata["sources"] == ["metadata server"]
+        assert listing["roles"]["roles/firebasecloudmessaging.viewer"] == [
+            "cloudmessaging.topicSubscriptions.get", "cloudmessaging.topicSubscriptions.list"]
+        guesses = {row["endpoint"] for row in listing["permissions"] if not row["documented"]}
+        assert guesses == {"iid.batchAdd", "iid.batchRemove", "iid.info", "iid.relation", "groups.mutate", "groups.get", "groups.export"}
     finally:
         emulator.stop()
 

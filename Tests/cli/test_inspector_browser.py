@@ -1,7 +1,7 @@
 """The inspector in a real browser: headless Chromium against a running fcm-emulator, as a person would use
 it. After `fcmctl apply` of examples/quickstart the page lists the subscriptions; after `fcmctl send --image`
-the device's inbox shows the notification with its image loaded; a 503 fault turned on from the page makes
-the next apply retry; an export imported into a new emulator shows the same page, and `fcmctl plan` there
+the device's inbox shows the notification with its image loaded; the principals page shows who holds which
+role where; a 503 fault turned on from the page makes the next apply retry; an export imported into a new emulator shows the same page, and `fcmctl plan` there
 has nothing to do. Screenshots go to INSPECTOR_SCREENSHOTS (default .build/test-output/inspector)."""
 import json
 import os
@@ -100,6 +100,38 @@ def test_the_page_lists_what_apply_subscribed(browser, applied):
     groups = table_rows(browser, "groups-table")
     assert len(groups) == 1 and groups[0][0] == "appUser-Chris" and groups[0][1] == "123456789012", groups
     assert groups[0][4].startswith("APA91b"), "the group's notification key is shown"
+
+
+def test_the_principals_page_shows_who_holds_which_role_where(browser, tmp_path):
+    """A service account signs in with its key and plans; a viewer is granted with --iam: the page lists both,
+    with their projects, roles and where each role comes from, and the permission each endpoint needs."""
+    key = tmp_path / "sa.json"
+    emulator = Emulator("--strict-registrations", "--project-id", "quickstart-demo", "--service-account-out", str(key),
+                        "--iam", "planner@ci.iam.gserviceaccount.com=roles/firebasecloudmessaging.viewer@quickstart-demo")
+    try:
+        seeded = subprocess.run(
+            ["bash", os.path.join(ROOT, "scripts", "emulator-seed.sh"), QUICKSTART], capture_output=True, text=True, cwd=ROOT,
+            env={**os.environ, "FCM_EMULATOR_HOST": emulator.host, "FCMCTL": FCMCTL})
+        assert seeded.returncode == 0, seeded.stderr
+        planned = run(["plan", "-f", QUICKSTART, "--state", str(tmp_path / "state.json")],
+                      env={"FCM_ENDPOINT": emulator.base, "GOOGLE_APPLICATION_CREDENTIALS": str(key), "HOME": str(tmp_path),
+                           "CLOUDSDK_CONFIG": str(tmp_path / "no-gcloud")})
+        assert planned.returncode == 0, planned.stderr
+
+        open_view(browser, emulator, "principals", "#principals-table[data-ready=true]")
+        rows = {row[0]: row for row in table_rows(browser, "principals-table")}
+        account = rows["serviceAccount:fcmctl-test@quickstart-demo.iam.gserviceaccount.com"]
+        assert account[1] == "quickstart-demo" and account[4] == "1", account
+        assert "roles/firebasecloudmessaging.admin on quickstart-demo (default)" in account[2], account
+        planner = rows["serviceAccount:planner@ci.iam.gserviceaccount.com"]
+        assert "roles/firebasecloudmessaging.viewer on quickstart-demo (--iam)" in planner[2], planner
+        assert "own-project" in browser.find_element(By.ID, "iam-default").text
+        permissions = table_rows(browser, "permissions-table")
+        assert ["messages.send", "cloudmessaging.messages.create", "Google's"] in permissions, permissions
+        assert ["groups.mutate (remove)", "cloudmessaging.topicSubscriptions.delete", "a guess"] in permissions, permissions
+        shot(browser, "principals.png")
+    finally:
+        emulator.stop()
 
 
 def test_the_inbox_shows_the_notification_with_its_image(browser, applied, tmp_path):

@@ -91,17 +91,10 @@ def bucket_bindings():
         (APPLIERS[e], "roles/storage.objectUser", f"fcmctl/{e}/"))]
 
 
-# Switch on once fcm-emulator enforces IAM (issue 31, point 1; branch iam-31): set this to True, and the
-# emulator gets each environment's grants below, every scenario runs with them, and scenario 10 runs.
-EMULATOR_ENFORCES_IAM = False
-
-
 def emulator_iam_flags():
     """fcm-emulator's IAM grants for the simulation: each environment's planner FCM viewer and its applier FCM admin,
     on that environment's project, and nothing else (--iam-default none: no admin on an account's own project
     unless granted, as in Google's IAM)."""
-    if not EMULATOR_ENFORCES_IAM:
-        return []
     flags = ["--iam-default", "none"]
     for e, project in PROJECTS.items():
         flags += ["--iam", f"{PLANNERS[e]}=roles/firebasecloudmessaging.viewer@{project}",
@@ -664,8 +657,6 @@ attempt push fcmctl state push "${MANIFESTS[@]}" --state "$FCMCTL_STATE" next.js
     assert_projects_kept_apart(world, expect=())
 
 
-@pytest.mark.skipif(not EMULATOR_ENFORCES_IAM, reason="fcm-emulator does not enforce IAM yet (issue 31 point 1, branch iam-31): "
-                    "switch on EMULATOR_ENFORCES_IAM in test_pipeline.py once it does")
 def test_10_fcm_refuses_the_pull_request_identity_every_change(world):
     """With fcm-emulator's IAM: the planner (FCM viewer) may read its own project and change nothing, even with
     a state of its own (no bucket in the way); it may not read the other environment's project."""

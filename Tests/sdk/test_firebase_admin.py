@@ -62,10 +62,9 @@ class Emulator:
 TOKENS = [f"sdk{i}:APA91b" + "x" * 40 for i in range(3)]
 
 
-@pytest.fixture
-def emulator(tmp_path, monkeypatch):
+def started(tmp_path, monkeypatch, *flags):
     # The emulator's default mode, as strict as FCM: the suite's registrations are made known to the project.
-    instance = Emulator(tmp_path)
+    instance = Emulator(tmp_path, *flags)
     instance.admin("POST", "/emulator/v1/registrations", {"project": PROJECT, "registrations": [{"token": t} for t in TOKENS]})
     monkeypatch.setattr(messaging._MessagingService, "IID_URL", instance.base)
     # google-auth looks up a "regional access boundary" at iamcredentials.googleapis.com after each token
@@ -73,6 +72,12 @@ def emulator(tmp_path, monkeypatch):
     monkeypatch.setattr(
         google.auth.credentials.CredentialsWithRegionalAccessBoundary,
         "_is_regional_access_boundary_lookup_required", lambda self: False)
+    return instance
+
+
+@pytest.fixture
+def emulator(tmp_path, monkeypatch):
+    instance = started(tmp_path, monkeypatch)
     yield instance
     instance.stop()
 
@@ -223,3 +228,47 @@ def test_a_token_without_fcm_scopes_is_refused_with_insufficient_scopes(emulator
         "metadata": {"service": "fcm.googleapis.com", "method": "google.firebase.fcm.v1.FcmService.SendMessage"}}]
     # Refused before FCM looked at the message: nothing was delivered.
     assert emulator.inbox(TOKENS[0]) == []
+
+
+def iam_denial(refused):
+    """The permission and project of an IAM refusal, from google.rpc.Status's ErrorInfo."""
+    error = refused.value.http_response.json()["error"]
+    assert (error["code"], error["status"]) == (403, "PERMISSION_DENIED")
+    (info,) = error["details"]
+    assert (info["@type"], info["reason"]) == ("type.googleapis.com/google.rpc.ErrorInfo", "IAM_PERMISSION_DENIED")
+    assert info["metadata"]["permission"] in error["message"]
+    return info["metadata"]["permission"], info["metadata"]["resource"]
+
+
+def test_another_projects_account_raises_permission_denied(emulator):
+    """The key's account holds FCM admin on its own project only: pointed at another, the SDK raises
+    PermissionDeniedError naming the permission, and nothing changes."""
+    app = emulator.app()
+    service = messaging._get_messaging_service(app)
+    service._fcm_url = f"{emulator.base}/v1/projects/someone-else/messages:send"
+    service._fcm_topic_url = f"{emulator.base}/v1/projects/someone-else/registrations"
+    with pytest.raises(exceptions.PermissionDeniedError) as refused:
+        messaging.send(messaging.Message(token=TOKENS[0], data={"a": "b"}), app=app)
+    assert iam_denial(refused) == ("cloudmessaging.messages.create", "projects/someone-else")
+    response = messaging.subscribe_to_topic([TOKENS[0]], "news", app=app)
+    assert response.failure_count == 1
+    assert emulator.topics(TOKENS[0]) == [] and emulator.inbox(TOKENS[0]) == []
+
+
+def test_a_viewer_is_refused_sends_and_subscriptions(tmp_path, monkeypatch):
+    """Granted roles/firebasecloudmessaging.viewer on its own project, the account loses the default admin there:
+    sends and subscriptions, through both topic APIs, are refused."""
+    viewer = f"fcmctl-test@{PROJECT}.iam.gserviceaccount.com=roles/firebasecloudmessaging.viewer@{PROJECT}"
+    instance = started(tmp_path, monkeypatch, "--iam", viewer)
+    try:
+        app = instance.app()
+        with pytest.raises(exceptions.PermissionDeniedError) as refused:
+            messaging.send(messaging.Message(topic="news", data={"a": "b"}), app=app)
+        assert iam_denial(refused) == ("cloudmessaging.messages.create", f"projects/{PROJECT}")
+        response = messaging.subscribe_to_topic(TOKENS, "news", app=app)
+        assert (response.success_count, response.failure_count) == (0, len(TOKENS))
+        with pytest.raises(exceptions.PermissionDeniedError):
+            messaging.subscribe_to_topic_legacy([TOKENS[0]], "news", app=app)
+        assert instance.topics(TOKENS[0]) == []
+    finally:
+        instance.stop()

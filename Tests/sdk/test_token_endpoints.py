@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from google.oauth2 import service_account
 
-from test_firebase_admin import Emulator
+from test_firebase_admin import PROJECT, Emulator
 
 SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
 
@@ -68,7 +68,12 @@ def claims(info, **overrides):
     return base
 
 
-def fcm_status(emulator, token, path="/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions"):
+# The emulator's project: the principals these tokens stand for (its service account, its metadata server's
+# account, a user of it) hold roles/firebasecloudmessaging.admin there and nowhere else.
+READ = f"/v1/projects/{PROJECT}/registrations/a%3AAPA91b/topicSubscriptions"
+
+
+def fcm_status(emulator, token, path=READ):
     return fcm_answer(emulator, token, path)[0]
 
 
@@ -153,7 +158,7 @@ def test_any_scope_gets_a_token_and_fcm_refuses_one_without_its_scopes(emulator)
     credentials = service_account.Credentials.from_service_account_file(
         emulator.account, scopes=["https://www.googleapis.com/auth/userinfo.email"])
     credentials.refresh(google.auth.transport.requests.Request())
-    for path in ("/v1/projects/p/registrations/a%3AAPA91b/topicSubscriptions", "/iid/info/a%3AAPA91b?details=true",
+    for path in (READ, "/iid/info/a%3AAPA91b?details=true",
                  "/fcm/notification?notification_key_name=g"):
         status, body = fcm_answer(emulator, credentials.token, path)
         error = json.loads(body)["error"]

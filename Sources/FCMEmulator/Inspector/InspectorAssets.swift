@@ -21,6 +21,7 @@ enum InspectorAssets {
     <a href="#registrations" data-view="registrations">Registrations</a>
     <a href="#topics" data-view="topics">Topics</a>
     <a href="#groups" data-view="groups">Device groups</a>
+    <a href="#principals" data-view="principals">Principals</a>
     <a href="#requests" data-view="requests">Requests</a>
     <a href="#controls" data-view="controls">Controls</a>
   </nav>
@@ -545,6 +546,44 @@ views.groups = (container, { params }) => {
   table.first();
 };
 
+// Who may do what: every principal the emulator knows, its project and its roles (GET /emulator/v1/principals).
+views.principals = async (container) => {
+  container.replaceChildren(h("p.muted", {}, "Loading…"));
+  let listing;
+  try { listing = await api("GET", "/principals"); } catch (error) { return failure(container, error); }
+  const defaults = {
+    "own-project": "a principal holds roles/firebasecloudmessaging.admin on its own project and nothing elsewhere",
+    "none": "a principal holds only the roles granted to it",
+    "any-project": "every principal holds roles/firebasecloudmessaging.admin everywhere (the emulator before IAM)",
+  };
+  const roleCell = (roles) => roles.length
+    ? h("ul.members", {}, roles.map((r) => h("li", {}, h("code", {}, r.role), " on ", h("strong", {}, r.project === "*" ? "every project" : r.project),
+      h("span.muted", {}, ` (${r.from})`))))
+    : h("span.muted", {}, "none");
+  const principals = h("table.grid", { id: "principals-table", dataset: { ready: "true" } },
+    h("thead", {}, h("tr", {}, ["Principal", "Project", "Roles", "Known from", "Tokens"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, listing.principals.length
+      ? listing.principals.map((p) => h("tr", {}, h("td", {}, h("code.wrap", {}, p.member)), h("td", {}, p.project), h("td", {}, roleCell(p.roles)),
+        h("td", {}, p.sources.join(", ")), h("td", {}, number(p.tokens_issued))))
+      : [h("tr", {}, h("td", { colspan: 5 }, h("span.muted", {}, "No principal yet.")))]));
+  const permissions = h("table.grid.compact", { id: "permissions-table", dataset: { ready: "true" } },
+    h("thead", {}, h("tr", {}, ["Endpoint", "Permission", "Mapping"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, listing.permissions.map((p) => h("tr", {},
+      h("td", {}, p.endpoint + (p.operation ? ` (${p.operation})` : "")), h("td", {}, h("code", {}, p.permission)),
+      h("td", {}, p.documented ? "Google's" : h("span.muted", {}, "a guess"))))));
+  const roles = h("table.grid.compact", { id: "roles-table", dataset: { ready: "true" } },
+    h("thead", {}, h("tr", {}, ["Role", "FCM permissions"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, Object.entries(listing.roles).map(([role, granted]) => h("tr", {}, h("td", {}, h("code", {}, role)),
+      h("td", {}, granted.map((g) => h("code", {}, g.replace("cloudmessaging.", ""))).flatMap((c, i) => i ? [", ", c] : [c]))))));
+  container.replaceChildren(
+    h("section.panel", {}, h("h2", {}, "Principals"),
+      h("p.muted.small", { id: "iam-default" }, `--iam-default ${listing.default}: ${defaults[listing.default] || ""}. `,
+        `Not checked: ${listing.unrestricted.join(", ")}.`),
+      principals),
+    h("section.panel", {}, h("h2", {}, "Permission of each endpoint"), permissions),
+    h("section.panel", {}, h("h2", {}, "Roles"), roles));
+};
+
 // The live tail asks for what came after the newest entry it shows, once a second.
 let tailTimer = null;
 
@@ -572,7 +611,8 @@ views.requests = (container, { params }) => {
     const kind = status === 0 ? "dropped" : status >= 500 ? "bad" : status >= 400 ? "warn" : "ok";
     return h("tr", { dataset: { seq: entry.seq } },
       h("td", {}, entry.seq), h("td", {}, (entry.time || "").slice(11, 23)), h("td", {}, entry.method),
-      h("td", {}, h("code.wrap", {}, entry.path)), h("td", {}, entry.endpoint),
+      h("td", {}, h("code.wrap", {}, entry.path)),
+      h("td", {}, entry.endpoint, entry.principal ? h("div.muted.small", { title: entry.principal }, entry.principal.replace(/^serviceAccount:/, "")) : null),
       h("td", {}, (entry.registrations || []).join(", ") + ((entry.registration_count || 0) > (entry.registrations || []).length ? ` +${entry.registration_count - entry.registrations.length}` : "")),
       h("td", {}, h("span.status." + kind, {}, status === 0 ? "dropped" : status)), h("td", {}, entry.latency_ms));
   }
