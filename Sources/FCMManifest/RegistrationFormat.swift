@@ -6,7 +6,7 @@ extension Registration {
         if value.isEmpty { return "a registration must not be empty" }
         if value.utf8.count > maximumLength { return "a registration must be at most \(maximumLength) bytes" }
         if value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 >= 0x80 })
-            && value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.properties.isWhitespace })
+            && value.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) || $0.properties.isWhitespace })
         {
             return "a registration must not contain whitespace or control characters"
         }

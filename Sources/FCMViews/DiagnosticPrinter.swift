@@ -48,8 +48,23 @@ package struct DiagnosticPrinter {
         // The quoted line may hold a registration: it is redacted like every other output.
         let before = String(line.prefix(max(0, location.column - 1)))
         let prefix = SourceExcerptRedaction.redact(before, redactor).map { $0 == "\t" ? "\t" : " " }.joined()
-        text += "\n    \(SourceExcerptRedaction.redact(line, redactor))\n    \(prefix)^"
+        text += "\n    \(Self.printable(SourceExcerptRedaction.redact(line, redactor)))\n    \(prefix)^"
         return text
+    }
+
+    /// A quoted source line reaches a terminal and a CI log: its control characters (ESC, BEL, NUL, a CR
+    /// that would start a line of its own) are shown escaped, never sent raw.
+    static func printable(_ line: String) -> String {
+        guard line.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || (0x7F...0x9F).contains($0.value) }) else { return line }
+        var out = ""
+        for scalar in line.unicodeScalars {
+            if scalar.value < 0x20 && scalar != "\t" || (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     package func json(_ diagnostics: [Diagnostic]) -> String {

@@ -22,6 +22,7 @@ enum ManifestRules {
             DuplicateMemberRule.self,
             DuplicateRegistrationRule.self,
             TopicsPerRegistrationRule.self,
+            ControlCharacterRule.self,
             SelectorRule.self,
             ProtectRule.self,
         ]

@@ -1,0 +1,52 @@
+import FCMCore
+
+/// Names and labels are printed in every output (text, Markdown, GitHub workflow commands), so none may hold
+/// a control character: a quoted CSV name or a JSON Lines `\n` could otherwise start a line of its own that the
+/// runner reads as `::error::…` or `::add-mask::…`, or send ESC and BEL to a terminal. An export that puts one
+/// there is broken; the error shows the character escaped, never raw.
+enum ControlCharacterRule: ManifestRule {
+    static func check(_ context: RuleContext) -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        for device in context.manifest.devices.values.sorted(by: { $0.name < $1.name }) {
+            if let found = control(in: device.name) {
+                diagnostics.append(.error("a device name holds the control character \(found): \(visible(device.name))", at: device.location))
+            }
+            for (key, value) in device.labels.sorted(by: { $0.key < $1.key }) {
+                if let found = control(in: key) ?? control(in: value) {
+                    diagnostics.append(
+                        .error(
+                            "device/\(visible(device.name)): the label \(visible(key))=\(visible(value)) holds the control character \(found)",
+                            at: device.location))
+                }
+            }
+        }
+        for group in context.manifest.groups.values.sorted(by: { $0.name < $1.name }) {
+            if let found = control(in: group.name) {
+                diagnostics.append(.error("a group name holds the control character \(found): \(visible(group.name))", at: group.location))
+            }
+        }
+        return diagnostics
+    }
+
+    /// The first control character (C0, DEL, C1, and the line and paragraph separators), as `U+001B`.
+    static func control(in text: String) -> String? {
+        text.unicodeScalars.first(where: isControl).map { "U+" + String($0.value, radix: 16, uppercase: true).leftPadded(to: 4) }
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
+    /// The text with each control character as `\u{1B}`, so the message itself is safe to print.
+    static func visible(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) { out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
