@@ -96,8 +96,12 @@ package struct FCMHTTPService: FCMService {
                 status: response.status, code: error.code, message: "\(Address.group(name)) \(Self.operation(step)): \(error.message)",
                 refusal: error.code == Self.noValidRegistrations ? .noValidRegistrations : nil)
         }
-        // Removing the last members deletes the group; FCM may still answer with a key, which is then useless.
-        return try? Self.notificationKey(in: response, url: request.url)
+        // A create or an add answers with the group's key; an answer without one (`{}`, an empty or mistyped key, a
+        // proxy's page) says nothing of what happened, so it is an unknown outcome, settled by the next run. A
+        // remove may take the last members and with them the group: its key is returned when there is one, and
+        // the applier decides whether its absence is expected.
+        if case .remove = step { return try? Self.notificationKey(in: response, url: request.url) }
+        return try Self.notificationKey(in: response, url: request.url)
     }
 
     package func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview] {

@@ -242,7 +242,15 @@ package struct Applier: Sendable {
                 return
             }
             do {
-                key = try await service.performGroupStep(step, name: change.name, key: key)
+                let answered = try await service.performGroupStep(step, name: change.name, key: key)
+                // Only a remove of the last members may leave the group without a key: any other answer without one
+                // says nothing of what FCM did, and the step stays pending until a run reads the group by name.
+                if answered == nil, !after.isEmpty {
+                    throw FCMServiceError(
+                        status: 200, code: "BAD_RESPONSE", message: "\(change.address) \(step.operationName): FCM answered without a notification_key"
+                    )
+                }
+                key = answered
                 members = after
                 event.apply(to: &run.ledger)
                 run.completed([id], gone: false)

@@ -144,3 +144,57 @@ def test_garbage_answers_to_creates_never_invent_a_record(emulator, tmp_path):
     clean = run(["apply", "--auto-approve", "-f", str(path), "--state", state], emulator)
     assert clean.returncode == 0, clean.stderr
     assert len(subscribed(emulator)) == 40
+
+
+GROUP_ANSWERS = [b"{}", b'{"notification_key": ""}', b'{"notification_key": 5}', b"5", b"garbage", b"<html><body>OK</body></html>"]
+GROUP_MEMBERS = [f"grp-{i}:APA91b{'g' * 30}" for i in range(3)]
+
+
+def group_manifest(path, members):
+    groups = f"groups:\n  fam:\n    members: {json.dumps(members)}\n" if members else "groups: {}\n"
+    path.write_text(f'project: {{id: {PROJECT}, senderId: "7"}}\n{groups}topics: {{}}\n')
+
+
+def group_in_fcm(emulator):
+    return next((sorted(g["members"]) for g in emulator.request("GET", "/emulator/v1/state")["groups"] if g["name"] == "fam"), None)
+
+
+@pytest.mark.parametrize("body", GROUP_ANSWERS)
+@pytest.mark.parametrize("change", ["create", "swap"])
+def test_a_group_answer_without_a_key_is_an_unknown_outcome_settled_by_the_next_run(emulator, tmp_path, body, change):
+    """FCM made the change, but the answer a broken proxy passes on says nothing of it: the step stays pending
+    (never recorded as done), the next run reads the group by name and converges, and dropping the group then
+    leaves no orphan in FCM."""
+    path = tmp_path / "fcmctl.yaml"
+    state = str(tmp_path / "state.json")
+    a, b, c = GROUP_MEMBERS
+    if change == "swap":
+        group_manifest(path, [a, b])
+        assert run(["apply", "--auto-approve", "-f", str(path), "--state", state], emulator).returncode == 0
+    wanted = [a, b] if change == "create" else [a, c]
+    group_manifest(path, wanted)
+
+    def garble(method, path_, status, data):
+        if method == "POST" and path_.startswith("/fcm/notification") and status == 200:
+            return 200, body
+        return None
+
+    front = GarblingFrontEnd(emulator.base, garble)
+    env = {"FCM_ENDPOINT": front.base, "FCM_ACCESS_TOKEN": "owner", "HOME": str(tmp_path)}
+    hostile = run(["apply", "--auto-approve", "-f", str(path), "--state", state], env=env)
+    front.stop()
+    assert front.garbled > 0
+    assert hostile.returncode == 3, hostile.stdout + hostile.stderr
+    assert "answered without a notification_key" in hostile.stderr
+    assert "Apply complete" not in hostile.stdout
+
+    settled = run(["apply", "--auto-approve", "-f", str(path), "--state", state], emulator)
+    assert settled.returncode == 0, settled.stdout + settled.stderr
+    assert group_in_fcm(emulator) == sorted(wanted)
+    again = run(["plan", "--detailed-exitcode", "-f", str(path), "--state", state], emulator)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    group_manifest(path, [])
+    dropped = run(["apply", "--auto-approve", "--allow-empty", "-f", str(path), "--state", state], emulator)
+    assert dropped.returncode == 0, dropped.stdout + dropped.stderr
+    assert group_in_fcm(emulator) is None, "no orphan group"
