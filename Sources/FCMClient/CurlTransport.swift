@@ -93,6 +93,14 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     }
 
     package func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // A header is one line: a name or value with CR or LF (an access token, or a credentials file's
+        // `credential_source.headers`, from an answer or a file fcmctl does not control) would add headers of
+        // its own to the request. Refused here, the one place every request passes, before anything is sent.
+        if let (name, _) = request.headers.first(where: { Self.breaksLine($0.0) || Self.breaksLine($0.1) }) {
+            throw UnsendableRequest(
+                "a request to \(request.url) was not sent: its header \(Self.breaksLine(name) ? "name" : name) holds a line break (CR, LF or NUL), "
+                    + "which would add headers of its own; check the credentials file and what the token endpoint answered")
+        }
         let reused = lock.withLock { idle.popLast() }
         let transfer: CurlTransfer
         if let reused {
@@ -119,6 +127,8 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
             }
         }
     }
+
+    static func breaksLine(_ text: String) -> Bool { text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
 
     private var onWorker: Bool {
         guard let workerThread else { return false }

@@ -68,3 +68,9 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 package protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse
 }
+
+/// A request fcmctl refuses to send as it stands (a header that would split into others): never retried.
+package struct UnsendableRequest: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
