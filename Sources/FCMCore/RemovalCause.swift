@@ -25,22 +25,6 @@ package enum RemovalCause: Hashable, Sendable {
     /// and fcmctl did not make that subscription.
     case undeclaredSubscriber(device: String?)
 
-    /// The stable name documents carry (`cause` in the JSON plan and apply documents).
-    package var kind: String {
-        switch self {
-        case .objectUndeclared: "object_removed"
-        case .groupEmptied: "group_emptied"
-        case .groupMadeLocal: "group_made_local"
-        case .deviceUndeclared: "device_removed"
-        case .rotated: "rotated"
-        case .reassigned: "registration_moved"
-        case .labelMismatch: "labels_changed"
-        case .excluded: "excluded"
-        case .memberDropped: "member_dropped"
-        case .undeclaredSubscriber: "not_declared"
-        }
-    }
-
     package var device: String? {
         switch self {
         case .objectUndeclared, .groupEmptied, .groupMadeLocal: nil

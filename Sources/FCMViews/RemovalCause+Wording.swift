@@ -1,6 +1,22 @@
 import FCMCore
 
 extension RemovalCause {
+    /// The stable name documents carry (`cause` in the JSON plan and apply documents).
+    package var kind: String {
+        switch self {
+        case .objectUndeclared: "object_removed"
+        case .groupEmptied: "group_emptied"
+        case .groupMadeLocal: "group_made_local"
+        case .deviceUndeclared: "device_removed"
+        case .rotated: "rotated"
+        case .reassigned: "registration_moved"
+        case .labelMismatch: "labels_changed"
+        case .excluded: "excluded"
+        case .memberDropped: "member_dropped"
+        case .undeclaredSubscriber: "not_declared"
+        }
+    }
+
     /// Why, beside a removed registration (whose device the label already names). `type` is `group` or
     /// `topic`, the kind of object it leaves.
     package func reason(in type: String) -> String {
