@@ -64,7 +64,7 @@ struct ApplyCommand: AsyncParsableCommand {
 
     var applyRun: ApplyRun {
         ApplyRun(
-            manifestPaths: manifest.manifests, state: state, run: run, output: output, locking: locking, maxRemovals: rails.maxRemovals,
+            manifest: manifest, state: state, run: run, output: output, locking: locking, maxRemovals: rails.maxRemovals,
             target: target, adoptExisting: adopt.adoptExisting, autoApprove: autoApprove, dryRun: dryRun, timeout: timeout)
     }
 }

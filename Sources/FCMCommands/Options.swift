@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
+import FCMManifest
 
 struct ManifestOptions: ParsableArguments {
     @Option(
@@ -8,7 +9,15 @@ struct ManifestOptions: ParsableArguments {
         help: "A manifest file, or a directory whose *.yaml/*.yml files are merged. Repeatable. Default: the current directory.")
     var manifests: [String] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Also read manifests, includes and device files outside the repository (the directory holding .git).",
+            discussion: "For a local run: in CI a pull request would otherwise choose which files of the runner a plan prints."))
+    var allowOutsidePaths = false
+
     var paths: [String] { manifests.isEmpty ? ["."] : manifests }
+
+    var outsidePaths: PathConfinement.Policy { allowOutsidePaths ? .anywhere : .repository }
 
     init() {}
 

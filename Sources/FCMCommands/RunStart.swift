@@ -1,13 +1,14 @@
 import FCMCore
 import FCMEngine
+import FCMManifest
 import FCMViews
 
 /// The start every command that reads a manifest shares: load it (its diagnostics shown in the command's
 /// format), settle the run's target, open the session the engine runs in.
 enum RunStart {
     /// Prints every diagnostic in the chosen format; fails with exit 1 if any is an error, before anything is sent.
-    static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
-        let result = ManifestStage.load(paths, environment: Console.current.environment)
+    static func load(_ paths: [String], _ outsidePaths: PathConfinement.Policy, format: OutputFormat = .text) throws -> LoadedManifest {
+        let result = ManifestStage.load(paths, outsidePaths: outsidePaths, environment: Console.current.environment)
         DiagnosticPrinter(sources: result.sources, format: format).print(result.diagnostics)
         guard let loaded = result.loaded else {
             throw fail("the manifest has \(result.errorCount) error\(result.errorCount == 1 ? "" : "s"); nothing was sent to FCM")
@@ -27,7 +28,7 @@ enum RunStart {
         manifest: ManifestOptions, state: StateOptions, settings: RunSettings, format: OutputFormat = .text,
         progress: (any ProgressReporting)? = nil
     ) throws -> (Session, RunTarget) {
-        let loaded = try load(manifest.paths, format: format == .github ? .github : .text)
+        let loaded = try load(manifest.paths, manifest.outsidePaths, format: format == .github ? .github : .text)
         let environment = Console.current.environment
         let target = try surfacingNow {
             try RunTarget.make(

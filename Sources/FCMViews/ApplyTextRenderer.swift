@@ -58,7 +58,7 @@ package struct ApplyTextRenderer {
     }
 
     /// A problem as its stderr line: `error: …`, `warning: …`, `note: …`.
-    package static func line(_ problem: Diagnostic) -> String { "\(problem.severity.rawValue): \(problem.message)" }
+    package static func line(_ problem: Diagnostic) -> String { "\(problem.severity.rawValue): \(PrintableText.lines(problem.message))" }
 
     package static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
         outcomes.sorted {
