@@ -53,7 +53,7 @@ struct ApplyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await ErrorDocument.guarding("apply", output: output, showTokens: run.showTokens) {
-            try await progressOptions.running("apply") { try await run(progress: $0) }
+            try await progressOptions.running("apply", format: output.format) { try await run(progress: $0) }
         }
     }
 

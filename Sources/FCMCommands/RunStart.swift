@@ -1,6 +1,7 @@
 import FCMCore
 import FCMEngine
 import FCMManifest
+import FCMReconcile
 import FCMViews
 
 /// The start every command that reads a manifest shares: load it (its diagnostics shown in the command's
@@ -47,4 +48,6 @@ enum RunStart {
     }
 }
 
-extension RunProgress: ProgressReporting {}
+extension RunProgress: ProgressReporting {
+    package func advance(_ count: ProgressCount) { advance(count.settled, failed: count.failed) }
+}
