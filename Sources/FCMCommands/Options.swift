@@ -6,7 +6,8 @@ import FCMManifest
 struct ManifestOptions: ParsableArguments {
     @Option(
         name: [.customShort("f"), .customLong("manifest")],
-        help: "A manifest file, or a directory whose *.yaml/*.yml files are merged. Repeatable. Default: the current directory.")
+        help: "A manifest file, or a directory whose *.yaml/*.yml files are merged. Repeatable. Default: the current directory.",
+        completion: .file(extensions: ["yaml", "yml"]))
     var manifests: [String] = []
 
     @Flag(
@@ -27,8 +28,8 @@ struct ManifestOptions: ParsableArguments {
 struct StateOptions: ParsableArguments {
     @Option(
         help:
-            "The state file (or gs://BUCKET/PREFIX). Default: .fcmctl/state.json in the manifest's directory; required when several -f have different directories."
-    )
+            "The state file (or gs://BUCKET/PREFIX). Default: .fcmctl/state.json in the manifest's directory; required when several -f have different directories.",
+        completion: .file(extensions: ["json"]))
     var state: String?
 }
 
