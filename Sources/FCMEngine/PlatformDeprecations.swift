@@ -55,7 +55,8 @@ package enum PlatformDeprecations {
             }
             let summary =
                 "device groups are removed from FCM on \(text(groupsRemoved)) (\(days(left)) left)"
-                + (createsGroups && cutoff <= 0 ? "; this plan creates one, which projects new to them cannot since \(text(groupsClosedToNewProjects))" : "")
+                + (createsGroups && cutoff <= 0
+                    ? "; this plan creates one, which projects new to them cannot since \(text(groupsClosedToNewProjects))" : "")
                 + " (--verbose for the next step)"
             notices.append(
                 DeprecationNotice(
