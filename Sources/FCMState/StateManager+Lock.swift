@@ -29,7 +29,20 @@ extension StateManager {
             processStart: identity.processStart, operation: operation, created: created, expires: created.addingTimeInterval(lease),
             version: version)
         while true {
-            switch try await acquireOnce(mine) {
+            let attempt: Attempt
+            do {
+                attempt = try await DirectoryLockDeadline.$value.withValue(deadline) { try await acquireOnce(mine) }
+            } catch let busy as DirectoryLockBusy {
+                // The lock document is read without the flock: if a live run holds the state lock (and the flock
+                // only for a moment of its own), that is the holder to name, with the exit of a held lock.
+                if let (holder, _) = try? await readLock(), holder.id != mine.id,
+                    LockDocument.staleReason(holder, identity: identity, now: clock.wallTime()) == nil
+                {
+                    throw StateLockedError(holder: holder, store: displayName, now: clock.wallTime())
+                }
+                throw StateError("\(busy)")
+            }
+            switch attempt {
             case .acquired(let lock):
                 return lock
             case .released:

@@ -81,7 +81,12 @@ package final class StateManager: StateStore {
         let journal = try await readJournal()
         let marker = try await attempt("reading the state's serial record") { try await storage.get(layout.serial) }
         if let decoded {
-            try checkNotRolledBack(decoded.ledger, recorded: StateAssembly.recordedSerial(marker?.bytes))
+            let recorded = StateAssembly.recordedSerial(marker?.bytes)
+            try checkNotRolledBack(decoded.ledger, recorded: recorded)
+            if let recorded, let format = recorded.format, decoded.formatVersion < format {
+                throw StateVersionRules.olderThanRecorded(
+                    statePath, named: decoded.formatVersion, recorded: recorded, recordPath: layout.locate(layout.serial))
+            }
         } else {
             try StateAssembly.refuseMissingState(statePath, marker: marker != nil, journal: !journal.names.isEmpty)
         }
@@ -93,7 +98,7 @@ package final class StateManager: StateStore {
 
     /// A state older than the last one this store wrote is a restored copy: running on it would forget every
     /// record made since, so it is refused until a person says so (`state push --force`).
-    private func checkNotRolledBack(_ ledger: Ledger, recorded: (lineage: String, serial: Int)?) throws {
+    private func checkNotRolledBack(_ ledger: Ledger, recorded: RecordedSerial?) throws {
         guard let recorded, recorded.lineage == ledger.lineage, ledger.serial < recorded.serial else { return }
         if layout.medium == .bucket {
             throw StateConflictError(

@@ -95,6 +95,73 @@ import Testing
         await #expect { try await fixture.store().read() } throws: { "\($0)".contains("is missing, yet the store still has its serial record") }
     }
 
+    // MARK: Format version
+
+    /// A state whose version was lowered after this store wrote it is refused, naming the state and the way
+    /// out; the ones nothing in the file gives away (DowngradeMutants.looksGenuine) by the serial record,
+    /// which names the format the store last wrote. `state push --force` (a forced write on the version read
+    /// by its fields) then puts a state back, and it reads again.
+    @Test(arguments: StoreKind.allCases) func aLoweredVersionIsRefused(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let name = store.manager.layout.state
+        let path = store.manager.layout.locate(name)
+        let sample = DowngradeMutants.sample()
+        _ = try await store.write(sample, replacing: nil)
+        let mutants = DowngradeMutants.all(of: sample)
+        var refused = 0
+        for mutant in mutants {
+            _ = try await storage.put(name, Array(mutant.text.utf8), ifGenerationMatch: nil)
+            do {
+                _ = try await fixture.store().read()
+                Issue.record("\(mutant) was read")
+            } catch {
+                refused += 1
+                let message = "\(error)"
+                #expect(message.hasPrefix(path) && message.contains("`fcmctl state push --force FILE`"), "\(mutant): \(message)")
+                if mutant.looksGenuine {
+                    #expect(message.contains("but this store last wrote format version \(StateFileFormat.currentVersion)"), "\(message)")
+                }
+            }
+        }
+        #expect(refused == mutants.count && refused == 96)
+        // The way out: a forced write over whatever is there.
+        let stored = try #require(try await store.storedVersion())
+        var pushed = sample
+        pushed.serial = 42
+        _ = try await store.write(pushed, replacing: stored, force: true)
+        #expect(try await fixture.store().read().ledger == pushed)
+    }
+
+    /// A genuine older state (no serial record naming a newer format: a store an older fcmctl wrote) is read
+    /// and upgraded by the next write, which records the format it wrote.
+    @Test(arguments: StoreKind.allCases) func aGenuineOlderStateIsUpgraded(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let mutants = DowngradeMutants.all().filter { $0.looksGenuine && !$0.topicDeleted }
+        #expect(mutants.count == 2)
+        for mutant in mutants {
+            _ = try await storage.put(store.manager.layout.state, Array(mutant.text.utf8), ifGenerationMatch: nil)
+            // As an fcmctl that wrote no format in its serial record left it.
+            _ = try await storage.put(
+                store.manager.layout.serial, Array(#"{"lineage":"0123abcd0123abcd0123abcd0123abcd","serial":41}"#.utf8), ifGenerationMatch: nil)
+            let snapshot = try await fixture.store().read()
+            #expect(
+                snapshot.needsWrite && snapshot.warnings.contains { $0.contains("state format version \(mutant.version!) will be upgraded to 4") })
+            #expect(snapshot.ledger.topics == DowngradeMutants.sample().topics)
+            var next = snapshot.ledger
+            next.serial = 42
+            _ = try await store.write(next, replacing: snapshot.version)
+            let written = try #require(try await storage.get(store.manager.layout.state))
+            #expect(try StateFileFormat.decode(written.bytes, source: "s").formatVersion == StateFileFormat.currentVersion)
+            let record = StateAssembly.recordedSerial(try await storage.get(store.manager.layout.serial)?.bytes)
+            #expect(record?.format == StateFileFormat.currentVersion && record?.serial == 42)
+            try await storage.delete(store.manager.layout.serial, ifGenerationMatch: nil)
+        }
+    }
+
     // MARK: Locking
 
     @Test(arguments: StoreKind.allCases) func aHeldLockRefusesOthersUntilReleased(_ kind: StoreKind) async throws {
