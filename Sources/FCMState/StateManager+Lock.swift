@@ -181,4 +181,16 @@ extension StateManager {
     }
 
     package func currentLock() async throws -> LockInfo? { try await readLock()?.0 }
+
+    /// Refuses a journal append once a lease this store holds has gone a whole lease unrenewed (the process
+    /// was paused, or renewals kept failing): another run may hold the lock by now and have folded and removed
+    /// this run's journal, and a segment written then would be a stray in its store. Such a run sends no more
+    /// requests either (LeaseFence), so there is nothing new to journal.
+    func requireLeaseForJournal() throws {
+        let now = clock.now()
+        guard let stale = leases.withLock({ $0.first { now - $0.value.confirmed >= lease }?.key }) else { return }
+        throw StateError(
+            "the state lock \(stale) went \(Int(lease)) s without a renewal (another run may hold it now), so nothing more is written "
+                + "to the journal")
+    }
 }

@@ -39,7 +39,7 @@ package enum StateVersionRules {
         StateError(
             "\(source): the state says format version \(named), but its field '\(field)' is written only by version \(since) and "
                 + "later: its version was lowered by an edit or damage, and reading it as version \(named) would skip checks its "
-                + "content must pass (a state below version 3 has no checksum). \(wayOut)")
+                + "content must pass (\(skipped(named))). \(wayOut)")
     }
 
     /// A state in an older format than the serial record says the store last wrote.
@@ -48,7 +48,14 @@ package enum StateVersionRules {
             "\(statePath) says format version \(named), but this store last wrote format version \(recorded.format ?? 0) (serial "
                 + "\(recorded.serial) of lineage \(recorded.lineage), as its serial record \(recordPath) says). fcmctl writes only its "
                 + "current format, so this state's version was lowered by an edit, or an older copy was put back, and reading it as "
-                + "version \(named) would skip checks its content must pass. \(wayOut)")
+                + "version \(named) would skip checks its content must pass (\(skipped(named))). \(wayOut)")
+    }
+
+    /// What reading a state as version `named` would not check.
+    static func skipped(_ named: Int) -> String {
+        named < 3
+            ? "a state below version 3 has no checksum"
+            : "a state below version 4 names no project, so another project's state would be read as this one's"
     }
 }
 
