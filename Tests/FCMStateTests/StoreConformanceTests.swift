@@ -298,6 +298,64 @@ import Testing
         _ = try await store.openJournal(base: try #require(after.version), expectedBytes: 400)
     }
 
+    /// What a run that could not write the state at its end finds of its journal: still there, folded into
+    /// the state by a later write (which removed it), or removed without being folded in.
+    @Test(arguments: StoreKind.allCases) func aJournalSaysWhatBecameOfIt(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 4000)
+        try await journal.append([.intent(id: 1, .subscribed(topic: "news", registration: a)), .done(ids: [1])])
+        #expect(await journal.fate() == .kept)
+        // Another runner reads it and writes: the write folds the journal in and removes it.
+        let other = fixture.store(as: StoreFixture.other)
+        var ledger = try await other.read().ledger
+        ledger.serial = 2
+        _ = try await other.write(ledger, replacing: try await other.read().version)
+        #expect(await journal.fate() == .folded(base: 1, now: 2))
+        #expect(try await other.read().ledger.managedSubscribers(of: "news") == [a])
+
+        // A journal removed by hand, the state still where the run began: its records are lost.
+        let second = try await store.openJournal(base: try #require(try await store.storedVersion()), expectedBytes: 4000)
+        try await second.append([.intent(id: 1, .subscribed(topic: "news", registration: b))])
+        for name in try await storage.list(prefix: store.manager.layout.journal) { try await storage.delete(name, ifGenerationMatch: nil) }
+        guard case .lost(let why) = await second.fate() else {
+            Issue.record("not lost")
+            return
+        }
+        #expect(why.contains("is still at serial 2, where this run began"), "\(why)")
+        // … and so are they when the state was replaced by another lineage.
+        _ = try await store.write(Ledger(lineage: "M", serial: 9), replacing: try await store.storedVersion(), force: true)
+        guard case .lost(let replaced) = await second.fate() else {
+            Issue.record("not lost")
+            return
+        }
+        #expect(replaced.contains("was replaced by one of lineage M, serial 9"), "\(replaced)")
+    }
+
+    /// A holder whose lease went a whole lease unrenewed (paused past it) writes no more journal: another run may
+    /// have folded and removed its journal, and an append would be a stray in that run's store. Once renewed (the
+    /// lock was still its own) it may again; once taken over, the renewal says so.
+    @Test(arguments: StoreKind.allCases) func aLeaseRunOutUnrenewedStopsTheJournal(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store(lease: 30)
+        let lock = try await store.lock(operation: "apply", timeout: .zero)
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 4000)
+        try await journal.append([.intent(id: 1, .subscribed(topic: "news", registration: a))])
+        fixture.clock.advance(31)
+        await #expect { try await journal.append([.done(ids: [1])]) } throws: {
+            "\($0)".contains("the state lock \(lock.info.id) went 30 s without a renewal") && "\($0)".contains("nothing more is written")
+        }
+        #expect(await store.stillHolds(lock), "nobody took it over: the renewal goes through")
+        try await journal.append([.done(ids: [1])])
+        fixture.clock.advance(31)
+        _ = try await fixture.store(as: StoreFixture.other).lock(operation: "apply", timeout: .zero)
+        #expect(await store.stillHolds(lock) == false && lock.isLost)
+        await #expect(throws: StateError.self) { try await journal.append([.intent(id: 2, .subscribed(topic: "news", registration: b))]) }
+    }
+
     @Test(arguments: StoreKind.allCases) func journalRecordsWithoutTheirStateAreRefused(_ kind: StoreKind) async throws {
         guard let fixture = try await StoreFixture.make(kind) else { return }
         let store = fixture.store()
