@@ -71,8 +71,16 @@ enum StateExport {
     // MARK: Reading
 
     static func read(_ data: Data) throws(ReadError) -> Contents {
-        guard let object = try? JSONSerialization.jsonObject(with: data), let top = object as? [String: Any] else {
-            throw ReadError("not JSON with an object at the top: not an fcm-emulator export")
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            // The parser's own words say where: "Too many nested arrays or dictionaries around character 513."
+            let detail = (error as NSError).userInfo["NSDebugDescription"] as? String
+            throw ReadError("not JSON\(detail.map { " (\($0))" } ?? ""): not an fcm-emulator export")
+        }
+        guard let top = object as? [String: Any] else {
+            throw ReadError("not JSON with an object at the top (\(F.describe(object))): not an fcm-emulator export")
         }
         if top["format"] as? String == format {
             guard let raw = top["version"] else { throw ReadError("no format version: not an fcm-emulator export") }
