@@ -109,8 +109,10 @@ struct AdminRoutes {
             if let text = body["now"] as? String {
                 let day = ISO8601DateFormatter()
                 day.formatOptions = [.withFullDate]
-                guard let parsed = ISO8601DateFormatter().date(from: text) ?? day.date(from: text) else {
-                    return .rpcError(400, "now must be a date (2027-09-30) or an ISO 8601 time")
+                guard let parsed = ISO8601DateFormatter().date(from: text) ?? day.date(from: text),
+                    (Timestamp.earliest...Timestamp.latest).contains(parsed.timeIntervalSince1970)
+                else {
+                    return .rpcError(400, "now must be a date (2027-09-30) or an ISO 8601 time, in the years 1 to 9999")
                 }
                 now = parsed
             }

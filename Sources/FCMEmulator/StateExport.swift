@@ -168,7 +168,7 @@ enum StateExport {
         } else {
             snapshot.nextGroupID = (snapshot.groups.map(\.record.id).max() ?? 0) + 1
         }
-        try checkGroups(snapshot, at: { "groups[\($0)]" }, membersField: "members", nextField: "next_group_id")
+        try checkGroups(snapshot, at: { "groups[\($0)]" }, fields: ("id", "members", "next_group_id"))
         var clock = Clock()
         if let value = top["clock"] {
             let saved = try F.object(value, at: "clock", fields: ["now", "new_project"])
@@ -247,12 +247,16 @@ enum StateExport {
     /// Groups as FCM keeps them: 1 to 20 members, each a registration of the export that is installed, none
     /// twice; one group per sender and name; ids unique and below the next id the emulator hands out.
     static func checkGroups(
-        _ snapshot: EmulatorStore.Snapshot, at path: (Int) -> String, membersField: String, nextField: String
+        _ snapshot: EmulatorStore.Snapshot, at path: (Int) -> String, fields: (id: String, members: String, next: String)
     ) throws(ReadError) {
+        let (idField, membersField, nextField) = fields
         var ids: [Int: Int] = [:]
         var names: [EmulatorStore.GroupName: Int] = [:]
         for (index, group) in snapshot.groups.enumerated() {
             let at = path(index)
+            guard (1...EmulatorStore.maximumGroupID).contains(group.record.id) else {
+                throw ReadError("\(at).\(idField): \(group.record.id) is out of range, expected a whole number from 1 to \(EmulatorStore.maximumGroupID)")
+            }
             let members = group.record.members
             guard !members.isEmpty else {
                 throw ReadError(
@@ -273,7 +277,7 @@ enum StateExport {
                 guard seen.insert(member).inserted else { throw ReadError("\(memberPath): \(Quoted.text(member)) is a member twice") }
             }
             if let first = ids.updateValue(index, forKey: group.record.id) {
-                throw ReadError("\(at).id: \(group.record.id) is also the id of \(path(first)); every group has its own")
+                throw ReadError("\(at).\(idField): \(group.record.id) is also the id of \(path(first)); every group has its own")
             }
             if let first = names.updateValue(index, forKey: group.name) {
                 throw ReadError(
@@ -285,7 +289,7 @@ enum StateExport {
                 "\(nextField): \(snapshot.nextGroupID) is out of range, expected a whole number from 1 to \(EmulatorStore.maximumGroupID + 1)")
         }
         if let (highest, index) = ids.max(by: { $0.key < $1.key }), highest >= snapshot.nextGroupID {
-            throw ReadError("\(nextField): \(snapshot.nextGroupID), but \(path(index)).id is \(highest): the next id must be above every group's")
+            throw ReadError("\(nextField): \(snapshot.nextGroupID), but \(path(index)).\(idField) is \(highest): the next id must be above every group's")
         }
     }
 
@@ -305,6 +309,6 @@ enum StateExport {
         for (sender, project) in snapshot.senders ?? [:] where sender.isEmpty || project.isEmpty {
             throw ReadError("\(F.at("senders", key: sender)): sender ids and projects are non-empty")
         }
-        try checkGroups(snapshot, at: { "groups[\($0)]" }, membersField: "record.members", nextField: "nextGroupID")
+        try checkGroups(snapshot, at: { "groups[\($0)]" }, fields: ("record.id", "record.members", "nextGroupID"))
     }
 }
