@@ -255,7 +255,8 @@ enum StateExport {
         for (index, group) in snapshot.groups.enumerated() {
             let at = path(index)
             guard (1...EmulatorStore.maximumGroupID).contains(group.record.id) else {
-                throw ReadError("\(at).\(idField): \(group.record.id) is out of range, expected a whole number from 1 to \(EmulatorStore.maximumGroupID)")
+                throw ReadError(
+                    "\(at).\(idField): \(group.record.id) is out of range, expected a whole number from 1 to \(EmulatorStore.maximumGroupID)")
             }
             let members = group.record.members
             guard !members.isEmpty else {
@@ -289,7 +290,8 @@ enum StateExport {
                 "\(nextField): \(snapshot.nextGroupID) is out of range, expected a whole number from 1 to \(EmulatorStore.maximumGroupID + 1)")
         }
         if let (highest, index) = ids.max(by: { $0.key < $1.key }), highest >= snapshot.nextGroupID {
-            throw ReadError("\(nextField): \(snapshot.nextGroupID), but \(path(index)).\(idField) is \(highest): the next id must be above every group's")
+            throw ReadError(
+                "\(nextField): \(snapshot.nextGroupID), but \(path(index)).\(idField) is \(highest): the next id must be above every group's")
         }
     }
 
