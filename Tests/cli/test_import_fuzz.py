@@ -387,3 +387,32 @@ def test_hostile_files_at_start_exit_1_with_the_field_never_a_signal(tmp_path):
         state.write_bytes(text)
         result = start(["--state-file", str(state)])
         assert result.returncode == 1 and expected in result.stderr, result.stderr[-500:]
+
+
+def test_flags_and_settings_that_trapped_are_refused_with_the_reason():
+    for flags, expected in [(["--error-rate", ":"], "--error-rate: ':' is not"), (["--error-rate", "503=1,:5"], "is not [ENDPOINT:]STATUS=RATE"),
+                            (["--latency", "1e300s"], "not a duration from 0 to 10 minutes"), (["--jitter", "nan"], "not a duration")]:
+        result = start(flags)
+        assert result.returncode > 0 and expected in result.stderr and "Fatal error" not in result.stderr, (flags, result.returncode, result.stderr)
+    emulator = Emulator()
+    try:
+        for path, body, expected in [
+            ("/emulator/v1/faults", {"failing_registrations": {"x:APA91b": 5000}}, "status 5000 is out of range"),
+            ("/emulator/v1/faults", {"error_rates": [{"status": 99999, "rate": 1}]}, "error_rates[0].status: 99999 is out of range"),
+            ("/emulator/v1/faults", {"latency_ms": 1e300}, "latency_ms: 1e+300 is out of range"),
+            ("/emulator/v1/faults", {"drop_rate": 7}, "drop_rate: 7.0 is out of range"),
+            ("/emulator/v1/faults", {"error_rates": [{"endpoint": "nope", "status": 503, "rate": 1}]}, "is not an endpoint"),
+            ("/emulator/v1/quotas", {"subscription_qps": -1}, "must not be negative"),
+            ("/emulator/v1/clock", {"now": "99999-01-01"}, "in the years 1 to 9999"),
+        ]:
+            try:
+                emulator.request("PUT", path, body)
+                raise AssertionError(f"{path} {body} was taken")
+            except urllib.error.HTTPError as error:
+                message = json.loads(error.read())["error"]["message"]
+                assert error.code == 400 and expected in message, (body, message)
+        # A registration the faults still name answers as before: nothing took the refused settings.
+        emulator.request("POST", f"/v1/projects/p/registrations/{TOKENS[0]}/topicSubscriptions?topicName=news", {})
+        assert alive(emulator) and emulator.request("GET", "/emulator/v1/faults")["failing_registrations"] == {}
+    finally:
+        emulator.stop()
