@@ -86,7 +86,7 @@ struct RequestGuard: Sendable {
                 .origin,
                 .rpcError(
                     403,
-                    "Origin \(Quoted.text(origin)) is not this fcm-emulator's own (http://\(host?.raw ?? "its address")): a \(method) that "
+                    "Origin \(Quoted.text(origin)) is not this fcm-emulator's own (\(host.map { Quoted.text("http://" + $0.raw) } ?? "its address")): a \(method) that "
                         + "changes the emulator is taken only from its own page or from a client that sends no Origin (scripts, SDKs, curl), "
                         + "so a web page elsewhere cannot reset, replace or change it")
             )
@@ -109,7 +109,7 @@ struct RequestGuard: Sendable {
     }
 
     func accepts(_ host: Authority) -> Bool {
-        if anyHost || host.isLoopback || names.contains(host.name) { return true }
+        if anyHost || names.contains(host.name) || host.isLoopback { return true }
         return anyAddress && Authority.isIPLiteral(host.name)
     }
 

@@ -137,6 +137,7 @@ import Testing
         }
         #expect(Timestamp.parse("2026-01-15T02:30:15+01:00").map(Timestamp.rfc3339) == "2026-01-15T01:30:15.000Z")
         #expect(Timestamp.parse("2026-13-01T00:00:00Z") == nil)
+        #expect(Timestamp.parse("0000-01-01T00:00:00Z") == nil, "years 1 to 9999, as the text is written back")
     }
 }
 

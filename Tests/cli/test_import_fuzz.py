@@ -196,7 +196,7 @@ def generate(base, rng):
         ("message field missing", lambda: (regs[m]["inbox"][0].pop(rng.choice(["message", "name", "received_at"])), f"registrations[{m}].inbox[0]:",
                                            "needs name")),
         ("bad topic time", lambda: (regs[r].update(topics={"news": rng.choice(["yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "",
-                                                                                 "2026-01-01T00:00:00", "2026-01-01T25:00:00Z"])}),
+                                                                                 "2026-01-01T00:00:00", "2026-01-01T25:00:00Z", "0000-01-01T00:00:00Z"])}),
                                     f'registrations[{r}].topics."news":', "RFC 3339")),
         ("bad received_at", lambda: (regs[m]["inbox"][0].update(received_at="<i>now</i>"), f"registrations[{m}].inbox[0].received_at:", "RFC 3339")),
         ("bad clock", lambda: (doc["clock"].update(now=rng.choice(["2030-01-01", "soon", ""])), "clock.now:", "RFC 3339")),
