@@ -130,7 +130,9 @@ enum Timestamp {
             index += 6
         default: return nil
         }
-        guard index == bytes.count, year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        guard index == bytes.count, year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else {
+            return nil
+        }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)
