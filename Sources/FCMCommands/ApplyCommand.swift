@@ -20,7 +20,8 @@ struct ApplyCommand: AsyncParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Stop sending after this long (e.g. 45m, 2h; 0: no limit), write the state and exit 3; re-running continues. Default: 30m.", valueName: "duration"),
+            "Stop sending after this long (e.g. 45m, 2h; 0: no limit), write the state and exit 3; re-running continues. Default: 30m.",
+            valueName: "duration"),
         transform: LockTimeout.parse)
     var timeout: LockTimeout = LockTimeout(duration: .seconds(30 * 60))
 

@@ -8,7 +8,8 @@ struct LockOptions: ParsableArguments {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("How long to wait for a state lock held by another run, e.g. 30s, 2m. Default: 0, which fails at once (exit 4).", valueName: "duration"),
+        help: ArgumentHelp(
+            "How long to wait for a state lock held by another run, e.g. 30s, 2m. Default: 0, which fails at once (exit 4).", valueName: "duration"),
         transform: LockTimeout.parse)
     var lockTimeout: LockTimeout = LockTimeout(duration: .zero)
 }
