@@ -15,8 +15,16 @@ enum LiveConnection {
         } catch {
             throw ConnectError(description: "\(error)")
         }
-        let transport = CurlTransport(
-            options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
+        // As many connections as requests in flight, or as the open-file limit leaves room for.
+        let transport: CurlTransport
+        do {
+            let connections = try DescriptorBudget.connections(wanted: options.parallelism)
+            var curl = CurlTransport.Options(maximumConnectionsPerHost: connections, loop: CurlTransport.Loop(environment: environment))
+            curl.maximumTotalConnections = connections
+            transport = try CurlTransport(options: curl)
+        } catch {
+            throw ConnectError(description: "\(error)")
+        }
         let credentials: any AccessTokenProvider
         do {
             credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport, clock: runClock)
