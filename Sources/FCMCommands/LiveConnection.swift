@@ -93,8 +93,7 @@ enum LiveConnection {
         if case .serviceAccount(let path) = source, let key = try? ServiceAccountKey(path: path) {
             return (key.clientEmail, key.projectID)
         }
-        guard let path = source.path, let data = FileManager.default.contents(atPath: path),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let path = source.path, let object = try? CredentialFile.read(path),
             let url = object["service_account_impersonation_url"] as? String, let start = url.range(of: "serviceAccounts/")
         else { return (nil, nil) }
         let email = String(url[start.upperBound...].prefix { $0 != ":" && $0 != "/" && $0 != "?" })

@@ -168,6 +168,14 @@ def test_an_access_token_past_sixteen_kib_is_refused_naming_the_token_endpoint(e
         server.stop()
 
 
+def test_an_fcm_access_token_past_sixteen_kib_is_refused(emulator, tmp_path):
+    result, _ = plan(tmp_path, {"FCM_ENDPOINT": emulator.base, "FCM_ACCESS_TOKEN": "f" * (20 << 10)})
+    assert result.returncode == 1
+    assert "FCM_ACCESS_TOKEN gave an access token of 20480 bytes, over the 16384 bytes (16 KiB) fcmctl sends" in result.stderr, result.stderr
+    assert "ffffffff" not in result.stderr
+    assert requests(emulator) == []
+
+
 def test_an_access_token_of_google_size_is_sent(emulator, tmp_path):
     """12,288 bytes, the most STS documents: fcmctl sends it, and FCM (the emulator, which never issued it) refuses it."""
     server = TokenServer(12288)

@@ -130,7 +130,7 @@ package enum CredentialFile {
         return object
     }
 
-    static func read(_ path: String) throws -> [String: Any] {
+    package static func read(_ path: String) throws -> [String: Any] {
         try object(path, text: try text(path))
     }
 
