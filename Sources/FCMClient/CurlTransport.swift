@@ -122,6 +122,14 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                 "a request to \(request.url) was not sent: its header \(Self.breaksLine(name) ? "name" : name) holds a line break (CR, LF or NUL), "
                     + "which would add headers of its own; check the credentials file and what the token endpoint answered")
         }
+        // curl fails a request head over 1 MiB before sending it (CURLE_OUT_OF_MEMORY), and with libcurl 7.88
+        // the retry then waited for that connection for ever; headers that large are no request fcmctl makes.
+        let headerBytes = request.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        if headerBytes > Self.maximumHeaderBytes {
+            throw UnsendableRequest(
+                "a request to \(TransportError.redactedURL(request.url)) was not sent: its headers hold \(headerBytes) bytes, over the "
+                    + "\(Self.maximumHeaderBytes) fcmctl sends; check the credentials file's headers and the access token")
+        }
         let reused = lock.withLock { idle.popLast() }
         let transfer: CurlTransfer
         if let reused {
@@ -148,6 +156,9 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
             }
         }
     }
+
+    /// A quarter of curl's 1 MiB for the whole request head, which also holds the URL and a small body.
+    static let maximumHeaderBytes = 256 << 10
 
     static func breaksLine(_ text: String) -> Bool { text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
 
