@@ -34,11 +34,17 @@
             (curlSocketClosed, Unmanaged.passUnretained(self).toOpaque())
         }
 
-        init(multi: UnsafeMutableRawPointer) {
+        /// Throws when the process has no descriptor left for the epoll instance or the eventfd (`ulimit -n`).
+        init(multi: UnsafeMutableRawPointer) throws {
             self.multi = multi
             epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+            guard epoll >= 0 else { throw DescriptorBudget.startFailure("epoll_create1", errno: errno) }
             wakeup = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-            guard epoll >= 0, wakeup >= 0 else { fatalError("epoll_create1 or eventfd failed: \(String(cString: strerror(errno)))") }
+            guard wakeup >= 0 else {
+                let code = errno
+                close(epoll)
+                throw DescriptorBudget.startFailure("eventfd", errno: code)
+            }
             fds = .allocate(capacity: capacity)
             flags = .allocate(capacity: capacity)
             _ = fcm_epoll_update(epoll, EPOLL_CTL_ADD, wakeup, 1, 0)

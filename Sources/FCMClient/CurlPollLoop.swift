@@ -14,8 +14,12 @@ final class CurlPollLoop: CurlEventLoop {
     /// curl_multi_poll never watches an idle connection: curl checks one is alive when it reuses it.
     var parkedSockets: Int { 0 }
 
-    init(multi: UnsafeMutableRawPointer) {
+    /// Throws when curl could not make the socket pair curl_multi_wakeup writes to (no descriptor left): the
+    /// worker would then never be woken early, and every request would wait out a second-long poll.
+    init(multi: UnsafeMutableRawPointer) throws {
         self.multi = multi
+        // The wake-up is kept, so the worker's first poll returns at once: harmless.
+        guard curl_multi_wakeup(multi) == CURLM_OK else { throw DescriptorBudget.startFailure("curl's wake-up socket pair", errno: EMFILE) }
     }
 
     func wake() {

@@ -6,6 +6,10 @@ final class CurlTransfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     private(set) var url = ""
     private(set) var notAfter: Double?
+    /// The request's whole time (curl's CURLOPT_TIMEOUT_MS), and when it ends: the worker enforces it too,
+    /// because curl does not for a transfer still waiting for a connection (see `CurlTransport.expireOverdue`).
+    private(set) var timeoutMilliseconds = 0
+    var deadline: ContinuousClock.Instant?
     private let options: CurlTransport.Options
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -16,7 +20,9 @@ final class CurlTransfer: @unchecked Sendable {
     private let parsedURL = curl_url()
     private var body = Data()
     private var responseHeaders: [String: String] = [:]
-    private let maximumBytes: Int
+    /// The transport's bound on an answer, and the current request's (no more than the transport's).
+    private let transportMaximumBytes: Int
+    private var maximumBytes: Int
     private var overflowed = false
     // curl writes into this until the transfer ends, so it must not move: heap memory, freed in deinit.
     private let errorBuffer: UnsafeMutablePointer<CChar> = {
@@ -37,7 +43,8 @@ final class CurlTransfer: @unchecked Sendable {
         guard let easy = curl_easy_init() else { throw TransportError(url: "", message: "curl_easy_init failed") }
         self.easy = easy
         self.options = options
-        self.maximumBytes = options.maximumResponseBytes
+        transportMaximumBytes = options.maximumResponseBytes
+        maximumBytes = options.maximumResponseBytes
         self.onClose = onClose
         self.closeContext = closeContext
     }
@@ -79,10 +86,13 @@ final class CurlTransfer: @unchecked Sendable {
         // Every request sets its own total deadline: a handle is reused, and a fenced request's shorter one
         // must not stick to the next.
         let total = Int(options.totalTimeout.components.seconds * 1000)
-        _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, min(request.timeoutMilliseconds ?? total, total))
+        timeoutMilliseconds = min(request.timeoutMilliseconds ?? total, total)
+        deadline = nil
+        _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
         body = Data()
         responseHeaders = [:]
         overflowed = false
+        maximumBytes = min(request.maximumResponseBytes ?? transportMaximumBytes, transportMaximumBytes)
         errorBuffer[0] = 0
         if let parsedURL, curl_url_set(parsedURL, CURLUPART_URL, request.url, 0) == CURLUE_OK {
             _ = fcm_easy_setopt_ptr(easy, CURLOPT_CURLU, UnsafeMutableRawPointer(parsedURL))
@@ -177,15 +187,28 @@ final class CurlTransfer: @unchecked Sendable {
     func complete(code: CURLcode) {
         if code != CURLE_OK {
             let detail = String(cString: errorBuffer)
-            var message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            if overflowed { message = "the response was larger than \(maximumBytes) bytes" }
-            finish(.failure(TransportError(url: url, message: message)))
+            let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            finish(.failure(TransportError(url: url, message: message, answerLimit: overflowed ? maximumBytes : nil)))
             return
         }
         var status = 0
         _ = fcm_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         finish(.success(HTTPResponse(status: status, headers: responseHeaders, body: body)))
         // The handle waits in the idle pool: it must not keep the answer (a state file, say) alive.
+        body = Data()
+        responseHeaders = [:]
+    }
+
+    /// Ends a transfer whose deadline passed while curl still held it (the caller has removed it from curl).
+    func expire() {
+        var sent = 0
+        _ = fcm_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &sent)
+        let seconds = Double(timeoutMilliseconds) / 1000
+        let limit = seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+        let message =
+            sent == 0
+            ? "not sent within \(limit): no connection to the server became free for it" : "no complete answer within \(limit)"
+        finish(.failure(TransportError(url: url, message: message)))
         body = Data()
         responseHeaders = [:]
     }

@@ -14,6 +14,8 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
         /// HTTP/1.1 (the emulator) needs a connection per request in flight; over TLS curl multiplexes
         /// requests on HTTP/2 connections and opens far fewer.
         package var maximumConnectionsPerHost = 64
+        /// Over every host together (nil: no bound): what the open-file limit leaves (`DescriptorBudget`).
+        package var maximumTotalConnections: Int?
         package var loop: Loop
 
         /// `loop` nil: the one this process's `FCMCTL_CURL_LOOP` names (see `Loop.init(environment:)`).
@@ -40,6 +42,8 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     private var worker: Thread?
     // Owned by the worker thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// No transfer in `active` is due before this (nil: none has a deadline).
+    private var nearestDeadline: ContinuousClock.Instant?
 
     /// The event loop this transport's worker waits in.
     package var loop: Loop { options.loop }
@@ -48,22 +52,39 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
     /// keeps any; curl_multi_poll watches the sockets of transfers in flight alone.
     package var parkedSockets: Int { events.parkedSockets }
 
-    package init(options: Options = Options()) {
+    /// Throws `DescriptorShortage` when the process has no descriptor left for curl's or the loop's own
+    /// (`ulimit -n`): nothing has been sent, and the caller says so.
+    package init(options: Options = Options()) throws {
         CurlGlobal.initialize()
         self.options = options
-        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+        errno = 0
+        guard let multi = curl_multi_init() else {
+            throw errno == 0
+                ? DescriptorShortage("cannot start the HTTP client: curl_multi_init failed (out of memory)")
+                : DescriptorBudget.startFailure("curl_multi_init", errno: errno)
+        }
         self.multi = multi
         _ = fcm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = fcm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.maximumConnectionsPerHost)
         // curl's own cache holds four connections per handle added at the moment: whenever few requests
         // were in flight (between phases, at the tail of a wave) it closed the others, and the next wave
         // opened them again (352 connections for 22,000 requests at 32 in flight).
-        _ = fcm_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, options.maximumConnectionsPerHost + 16)
-        switch options.loop {
-        #if os(Linux)
-            case .epoll: events = CurlEpollLoop(multi: multi)
-        #endif
-        case .poll: events = CurlPollLoop(multi: multi)
+        var cached = options.maximumConnectionsPerHost + 16
+        if let total = options.maximumTotalConnections {
+            _ = fcm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, total)
+            cached = min(cached, total)
+        }
+        _ = fcm_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, cached)
+        do {
+            switch options.loop {
+            #if os(Linux)
+                case .epoll: events = try CurlEpollLoop(multi: multi)
+            #endif
+            case .poll: events = try CurlPollLoop(multi: multi)
+            }
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
         }
         // Unowned: a transport nobody shuts down must still go away with its last reference, or its idle
         // keep-alive connections would hold servers open. Owners shut it down before they let go (the GCS
@@ -101,6 +122,14 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                 "a request to \(request.url) was not sent: its header \(Self.breaksLine(name) ? "name" : name) holds a line break (CR, LF or NUL), "
                     + "which would add headers of its own; check the credentials file and what the token endpoint answered")
         }
+        // curl fails a request head over 1 MiB before sending it (CURLE_OUT_OF_MEMORY), and with libcurl 7.88
+        // the retry then waited for that connection for ever; headers that large are no request fcmctl makes.
+        let headerBytes = request.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        if headerBytes > Self.maximumHeaderBytes {
+            throw UnsendableRequest(
+                "a request to \(TransportError.redactedURL(request.url)) was not sent: its headers hold \(headerBytes) bytes, over the "
+                    + "\(Self.maximumHeaderBytes) fcmctl sends; check the credentials file's headers and the access token")
+        }
         let reused = lock.withLock { idle.popLast() }
         let transfer: CurlTransfer
         if let reused {
@@ -127,6 +156,9 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
             }
         }
     }
+
+    /// A quarter of curl's 1 MiB for the whole request head, which also holds the URL and a small body.
+    static let maximumHeaderBytes = 256 << 10
 
     static func breaksLine(_ text: String) -> Bool { text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
 
@@ -249,12 +281,15 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                     transfer.finish(.failure(TransportError(url: transfer.url, message: "not sent: the state lock's lease window passed")))
                     continue
                 }
+                let deadline = ContinuousClock.now + .milliseconds(transfer.timeoutMilliseconds)
+                transfer.deadline = deadline
+                nearestDeadline = min(nearestDeadline ?? deadline, deadline)
                 active[transfer.easy] = transfer
                 curl_multi_add_handle(multi, transfer.easy)
             }
             let sleeperDue = wakeSleepers()
             let busy = lock.withLock { !jobs.isEmpty || !pending.isEmpty }
-            events.waitAndPerform(until: sleeperDue, block: !busy)
+            events.waitAndPerform(until: [sleeperDue, nearestDeadline].compactMap { $0 }.min(), block: !busy)
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
@@ -267,7 +302,29 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
                     lock.unlock()
                 }
             }
+            if let nearestDeadline, nearestDeadline <= ContinuousClock.now { expireOverdue() }
         }
+    }
+
+    /// Fails the transfers whose deadline passed, which curl would otherwise keep: libcurl before 8.8 never
+    /// times out a transfer waiting for a connection (curl/curl#13227, fixed by curl/curl#13276). One that
+    /// failed before sending (a request head over curl's 1 MiB) left its connection's multiplexing unknown, and
+    /// the retry, told to wait for that (CURLOPT_PIPEWAIT), waited for ever. Runs only when a deadline is due.
+    private func expireOverdue() {
+        let now = ContinuousClock.now
+        var next: ContinuousClock.Instant?
+        for (easy, transfer) in active {
+            guard let deadline = transfer.deadline else { continue }
+            if deadline > now {
+                next = min(next ?? deadline, deadline)
+                continue
+            }
+            curl_multi_remove_handle(multi, easy)
+            active[easy] = nil
+            // Not kept for reuse: curl gave it up half-way, and a fresh handle costs little on this rare path.
+            transfer.expire()
+        }
+        nearestDeadline = next
     }
 }
 

@@ -12,6 +12,8 @@ package struct HTTPRequest: Sendable {
     /// The latest moment (`StateLock.now()`) the request may still be started: a process paused between the
     /// lease check and the send must not send once it resumes.
     package var notAfter: Double?
+    /// Less than the transport keeps of any answer: curl stops the transfer past it (a credential answer).
+    package var maximumResponseBytes: Int?
 
     package init(method: String, url: String, headers: [(String, String)] = [], body: Data? = nil) {
         self.method = method
@@ -41,15 +43,23 @@ package struct HTTPResponse: Sendable {
 package struct TransportError: Error, Sendable, CustomStringConvertible {
     package var url: String
     package var message: String
+    /// The server answered, but more than this many bytes: curl stopped the transfer.
+    package var answerLimit: Int?
 
-    package init(url: String, message: String) {
+    package init(url: String, message: String, answerLimit: Int? = nil) {
         self.url = url
         self.message = message
+        self.answerLimit = answerLimit
     }
 
     /// The URL names a registration in its path on most FCM endpoints: it is redacted here, the one place
     /// this error becomes text.
-    package var description: String { "could not reach \(Self.redactedURL(url)): \(message)" }
+    package var description: String {
+        if let answerLimit {
+            return "\(Self.redactedURL(url)) answered more than \(answerLimit) bytes, which fcmctl does not take: the transfer was stopped"
+        }
+        return "could not reach \(Self.redactedURL(url)): \(message)"
+    }
 
     /// scheme://host/path with every path segment that looks like a registration (decoded: 30+ characters
     /// with a ':', a FID, or 64+ characters) shortened as `Redactor` does, and the query left out.

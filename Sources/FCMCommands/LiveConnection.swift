@@ -15,8 +15,16 @@ enum LiveConnection {
         } catch {
             throw ConnectError(description: "\(error)")
         }
-        let transport = CurlTransport(
-            options: CurlTransport.Options(maximumConnectionsPerHost: options.parallelism, loop: CurlTransport.Loop(environment: environment)))
+        // As many connections as requests in flight, or as the open-file limit leaves room for.
+        let transport: CurlTransport
+        do {
+            let connections = try DescriptorBudget.connections(wanted: options.parallelism)
+            var curl = CurlTransport.Options(maximumConnectionsPerHost: connections, loop: CurlTransport.Loop(environment: environment))
+            curl.maximumTotalConnections = connections
+            transport = try CurlTransport(options: curl)
+        } catch {
+            throw ConnectError(description: "\(error)")
+        }
         let credentials: any AccessTokenProvider
         do {
             credentials = try TokenProviderFactory.make(source, environment: environment, transport: transport, clock: runClock)
@@ -85,8 +93,7 @@ enum LiveConnection {
         if case .serviceAccount(let path) = source, let key = try? ServiceAccountKey(path: path) {
             return (key.clientEmail, key.projectID)
         }
-        guard let path = source.path, let data = FileManager.default.contents(atPath: path),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let path = source.path, let object = try? CredentialFile.read(path),
             let url = object["service_account_impersonation_url"] as? String, let start = url.range(of: "serviceAccounts/")
         else { return (nil, nil) }
         let email = String(url[start.upperBound...].prefix { $0 != ":" && $0 != "/" && $0 != "?" })

@@ -23,8 +23,16 @@ enum LiveStorage {
                 return UnavailableStateStore(displayName: location.url, reason: "no credentials for the state bucket: \(error)")
             }
         }
-        let lifetime = TransportLifetime(
-            CurlTransport(options: CurlTransport.Options(maximumConnectionsPerHost: 8, loop: CurlTransport.Loop(environment: environment))))
+        let lifetime: TransportLifetime
+        do {
+            // Its 8 connections are part of what `DescriptorBudget` reserves beside the FCM connections.
+            let connections = try DescriptorBudget.connections(wanted: 8)
+            lifetime = TransportLifetime(
+                try CurlTransport(
+                    options: CurlTransport.Options(maximumConnectionsPerHost: connections, loop: CurlTransport.Loop(environment: environment))))
+        } catch {
+            return UnavailableStateStore(displayName: location.url, reason: "\(error)")
+        }
         var credentials: (any AccessTokenProvider)?
         if let source {
             do {

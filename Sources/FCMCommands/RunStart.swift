@@ -1,3 +1,4 @@
+import FCMClient
 import FCMCore
 import FCMEngine
 import FCMManifest
@@ -29,6 +30,13 @@ enum RunStart {
         manifest: ManifestOptions, state: StateOptions, settings: RunSettings, format: OutputFormat = .text,
         progress: (any ProgressReporting)? = nil
     ) throws -> (Session, RunTarget) {
+        // Before the manifest is read: under a lower limit its own files fail to open, with messages about
+        // them that hide the cause.
+        do {
+            _ = try DescriptorBudget.connections(wanted: DescriptorBudget.minimumConnections)
+        } catch {
+            throw fail("\(error)")
+        }
         let loaded = try load(manifest.paths, manifest.outsidePaths, format: format == .github ? .github : .text)
         let environment = Console.current.environment
         let target = try surfacingNow {

@@ -9,5 +9,6 @@ let invokedAs = CommandLine.arguments.first.map { String($0.split(separator: "/"
 if invokedAs == "fcm-emulator" {
     await EmulatorCommand.runFromCommandLine()
 } else {
+    StartupCheck.requireDescriptors()
     exit(await FCMCtl.execute(Array(CommandLine.arguments.dropFirst())))
 }

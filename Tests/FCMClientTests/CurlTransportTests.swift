@@ -110,7 +110,7 @@ extension [UInt8] {
 
     @Test(arguments: loops) func anIdleConnectionIsReused(loop: CurlTransport.Loop) async throws {
         let server = try LoopbackServer(answersPerConnection: 3)
-        let transport = CurlTransport(options: .init(loop: loop))
+        let transport = try CurlTransport(options: .init(loop: loop))
         defer { transport.shutdown() }
         #expect(try await get(transport, server) == "connection 1 request 1")
         // epoll keeps the idle socket registered for the next request; curl_multi_poll watches none.
@@ -121,7 +121,7 @@ extension [UInt8] {
 
     @Test(arguments: loops) func anIdleConnectionTheServerClosesIsDroppedAndTheNextRequestOpensAnother(loop: CurlTransport.Loop) async throws {
         let server = try LoopbackServer(answersPerConnection: 1)
-        let transport = CurlTransport(options: .init(loop: loop))
+        let transport = try CurlTransport(options: .init(loop: loop))
         defer { transport.shutdown() }
         #expect(try await get(transport, server) == "connection 1 request 1")
         // The server's close makes a parked socket readable: the epoll loop takes it out rather than waking on
@@ -133,7 +133,7 @@ extension [UInt8] {
 
     @Test(arguments: loops) func requestsInFlightTogetherShareTheConnectionsAllowed(loop: CurlTransport.Loop) async throws {
         let server = try LoopbackServer(answersPerConnection: 1000)
-        let transport = CurlTransport(options: .init(maximumConnectionsPerHost: 4, loop: loop))
+        let transport = try CurlTransport(options: .init(maximumConnectionsPerHost: 4, loop: loop))
         defer { transport.shutdown() }
         // Queued from tasks on the worker, as refresh and apply do: curl holds back what exceeds the limit.
         let bodies = try await withThrowingTaskGroup(of: String.self) { group in
@@ -147,7 +147,7 @@ extension [UInt8] {
 
     @Test(arguments: loops) func shutdownFailsARequestInFlight(loop: CurlTransport.Loop) async throws {
         let server = try LoopbackServer(answersPerConnection: 1, silent: true)
-        let transport = CurlTransport(options: .init(loop: loop))
+        let transport = try CurlTransport(options: .init(loop: loop))
         let request = Task { try await get(transport, server) }
         #expect(try await eventually { server.requestsReceived == 1 })
         transport.shutdown()
@@ -161,16 +161,16 @@ extension [UInt8] {
 
     @Test(arguments: loops) func aRequestAfterShutdownFails(loop: CurlTransport.Loop) async throws {
         let server = try LoopbackServer(answersPerConnection: 1)
-        let transport = CurlTransport(options: .init(loop: loop))
+        let transport = try CurlTransport(options: .init(loop: loop))
         transport.shutdown()
         await #expect(throws: TransportError.self) { try await get(transport, server) }
         #expect(server.requestsReceived == 0)
     }
 
-    @Test(arguments: loops) func sleepersOnTheWorkerWakeInTheOrderTheyAreDue(loop: CurlTransport.Loop) async {
+    @Test(arguments: loops) func sleepersOnTheWorkerWakeInTheOrderTheyAreDue(loop: CurlTransport.Loop) async throws {
         final class Order: Sendable { let seen = Mutex<[Int]>([]) }
         let order = Order()
-        let transport = CurlTransport(options: .init(loop: loop))
+        let transport = try CurlTransport(options: .init(loop: loop))
         defer { transport.shutdown() }
         await withTaskGroup(of: Void.self) { group in
             for milliseconds in [300, 10, 120] {
@@ -184,7 +184,7 @@ extension [UInt8] {
         #expect(order.seen.withLock { $0 } == [10, 120, 300])
     }
 
-    @Test func theLoopIsChosenByTheEnvironment() {
+    @Test func theLoopIsChosenByTheEnvironment() throws {
         #expect(CurlTransport.Loop(environment: ["FCMCTL_CURL_LOOP": "poll"]) == .poll)
         #expect(CurlTransport.Loop(environment: ["FCMCTL_CURL_LOOP": "POLL"]) == .poll)
         #expect(CurlTransport.Loop(environment: [:]) == .platformDefault)
@@ -195,7 +195,7 @@ extension [UInt8] {
         #else
             #expect(CurlTransport.Loop(environment: ["FCMCTL_CURL_LOOP": "epoll"]) == .poll, "no epoll here")
         #endif
-        let transport = CurlTransport(options: .init(loop: .poll))
+        let transport = try CurlTransport(options: .init(loop: .poll))
         defer { transport.shutdown() }
         #expect(transport.loop == .poll)
     }

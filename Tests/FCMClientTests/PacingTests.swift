@@ -192,12 +192,12 @@ import Testing
 
     /// As in a live run, paced callers and the limiter's sleeper run on the transport's worker and sleep on its
     /// loop; time moves only by what was slept, so no booking can find its slot already past.
-    @Test(arguments: CurlTransport.Loop.allCases) func pacedCallersOnTheWorkerLeaveInTheOrderTheyBooked(loop: CurlTransport.Loop) async {
+    @Test(arguments: CurlTransport.Loop.allCases) func pacedCallersOnTheWorkerLeaveInTheOrderTheyBooked(loop: CurlTransport.Loop) async throws {
         final class Log: Sendable {
             let booked = Mutex(0)
             let left = Mutex<[Int]>([])
         }
-        let transport = CurlTransport(options: .init(loop: loop))
+        let transport = try CurlTransport(options: .init(loop: loop))
         defer { transport.shutdown() }
         let clock = WorkerSleepClock(transport: transport)
         let limiter = RateLimiter(perSecond: 1000, clock: clock, burstSeconds: 0, executor: transport)

@@ -56,7 +56,7 @@ final class StoreFixture {
                 }
                 return nil
             }
-            let transport = CurlTransport()
+            let transport = try CurlTransport()
             let server = try await FakeGCSServer(binary: binary, transport: transport)
             try await server.createBucket("conformance", transport: transport)
             let storage = GCSObjectStorage(bucket: "conformance", base: server.base, sender: RequestSender(transport: transport, credentials: nil))

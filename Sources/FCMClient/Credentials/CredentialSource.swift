@@ -63,7 +63,7 @@ package enum CredentialResolver {
     /// The first source that applies. Environment, file system and the metadata ping are injected for tests.
     package static func resolve(
         environment: [String: String], fileExists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) },
-        readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) },
+        readFile: (String) throws -> String? = { try CredentialFile.text($0) },
         metadataAnswers: (String) -> Bool = { MetadataProbe.answers(host: $0) }
     ) throws -> CredentialSource {
         if let host = environment["FCM_EMULATOR_HOST"], !host.isEmpty { return .emulator(host: host) }
@@ -82,7 +82,7 @@ package enum CredentialResolver {
         // On Compute Engine the DMI names Google; Cloud Run and GKE sandboxes hide it, so as google-auth does,
         // a short ping asks the metadata server itself. The ping goes to its DNS name (or GCE_METADATA_IP), so
         // off Google Cloud it ends at a failed name lookup and never reaches a link-local address.
-        if readFile("/sys/class/dmi/id/product_name")?.contains("Google") == true {
+        if (try? readFile("/sys/class/dmi/id/product_name"))??.contains("Google") == true {
             return .metadataServer(host: defaultMetadataHost)
         }
         if environment["NO_GCE_CHECK"]?.lowercased() != "true" {
@@ -104,7 +104,7 @@ package enum CredentialResolver {
         return (home as NSString).appendingPathComponent(".config/gcloud/application_default_credentials.json")
     }
 
-    static func keyFileSource(_ path: String, readFile: (String) -> String?) throws -> CredentialSource {
+    static func keyFileSource(_ path: String, readFile: (String) throws -> String?) throws -> CredentialSource {
         let object = try CredentialFile.object(path, text: readFile(path))
         switch object["type"] as? String {
         case "service_account": return .serviceAccount(path: path)
@@ -130,8 +130,20 @@ package enum CredentialFile {
         return object
     }
 
-    static func read(_ path: String) throws -> [String: Any] {
-        try object(path, text: try? String(contentsOfFile: path, encoding: .utf8))
+    package static func read(_ path: String) throws -> [String: Any] {
+        try object(path, text: try text(path))
+    }
+
+    /// The file's text, nil when it cannot be read; one over `CredentialLimits.fileBytes` is refused unread.
+    package static func text(_ path: String) throws -> String? {
+        switch BoundedFile.contents(of: path, limit: CredentialLimits.fileBytes) {
+        case .success(let data): return String(data: data, encoding: .utf8)
+        case .failure(.unreadable): return nil
+        case .failure(.tooLarge(let size)):
+            throw CredentialError(
+                "\(path): the credentials file \(BoundedFile.tooLargeText(size, limit: CredentialLimits.fileBytes)) (a key or "
+                    + "external_account file is a few KB); check that GOOGLE_APPLICATION_CREDENTIALS names the credentials file")
+        }
     }
 
     static func string(_ object: [String: Any], _ field: String, in path: String, type: String) throws -> String {

@@ -84,35 +84,50 @@ package struct ExternalAccount: Sendable {
         switch source {
         case .file(let file):
             origin = "the subject token file \(file)"
-            guard let data = FileManager.default.contents(atPath: file) else {
+            switch BoundedFile.contents(of: file, limit: CredentialLimits.fileBytes) {
+            case .success(let data): raw = data
+            case .failure(.unreadable):
                 throw CredentialError("\(path): cannot read \(origin) named by credential_source.file")
+            case .failure(.tooLarge(let size)):
+                throw CredentialError(
+                    "\(path): \(origin) named by credential_source.file \(BoundedFile.tooLargeText(size, limit: CredentialLimits.fileBytes)) "
+                        + "(a subject token is a few KB); check that credential_source.file names the token file")
             }
-            raw = data
         case .url(let url, let headers):
             origin = "the subject token URL \(Redact.url(url))"
+            // Only the file's own headers go there: it is the identity provider's endpoint (GitHub's, say), not Google's.
+            var request = HTTPRequest(method: "GET", url: url, headers: headers.sorted { $0.key < $1.key })
+            request.maximumResponseBytes = CredentialLimits.answerBytes
             let response: HTTPResponse
             do {
-                response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: headers.sorted { $0.key < $1.key }))
+                response = try await transport.send(request)
             } catch {
-                throw CredentialError("\(path): cannot reach \(origin): \(error)")
+                throw CredentialError("\(path): no answer from \(origin): \(error)")
             }
             guard response.status == 200 else { throw CredentialError("\(path): \(origin) answered HTTP \(response.status)") }
             raw = response.body
         }
+        let token: String
         switch format {
         case .text:
-            let token = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            token = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !token.isEmpty else { throw CredentialError("\(path): \(origin) is empty") }
-            return token
         case .json(let field):
             guard let object = try? JSONSerialization.jsonObject(with: raw) as? [String: Any] else {
                 throw CredentialError("\(path): \(origin) is not a JSON object (credential_source.format.type is json)")
             }
-            guard let token = object[field] as? String, !token.isEmpty else {
+            guard let value = object[field] as? String, !value.isEmpty else {
                 throw CredentialError("\(path): \(origin) has no string field '\(field)' (subject_token_field_name)")
             }
-            return token
+            token = value
         }
+        let size = token.utf8.count
+        guard size <= CredentialLimits.subjectTokenBytes else {
+            throw CredentialError(
+                "\(path): \(origin) holds a subject token of \(size) bytes, over the "
+                    + "\(CredentialLimits.describe(CredentialLimits.subjectTokenBytes)) fcmctl sends (an OIDC token is a few KB)")
+        }
+        return token
     }
 
     /// The form google-auth's STS client sends (`sts.py`): empty fields left out. When a service account is to

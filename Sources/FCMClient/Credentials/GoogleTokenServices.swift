@@ -25,14 +25,15 @@ enum GoogleTokenServices {
     ) async throws -> (token: String, expiresIn: Double) {
         var body: [String: Any] = ["scope": scopes, "lifetime": "\(lifetimeSeconds ?? 3600)s"]
         if !delegates.isEmpty { body["delegates"] = delegates }
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: "POST", url: url, headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(sourceToken)")],
             body: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
+        request.maximumResponseBytes = CredentialLimits.answerBytes
         let response: HTTPResponse
         do {
             response = try await transport.send(request)
         } catch {
-            throw CredentialError("cannot reach IAM Credentials at \(url) for \(what): \(error)")
+            throw CredentialError("no answer from IAM Credentials at \(url) for \(what): \(error)")
         }
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard response.status == 200, let token = object["accessToken"] as? String, !token.isEmpty,
@@ -49,6 +50,7 @@ enum GoogleTokenServices {
             }
             throw CredentialError("IAM Credentials refused to impersonate for \(what): \(status)\(message)\(advice)")
         }
+        try OAuthExchange.checkSize(token, from: "IAM Credentials at \(url) (for \(what))")
         return (token, expiry.timeIntervalSince(clock.wallTime()))
     }
 

@@ -63,6 +63,7 @@ package enum TokenProviderFactory {
         clock: any RunClock = SystemClock()
     ) throws -> any AccessTokenProvider {
         let scopes = GoogleTokenServices.scopes
+        let hosts = TokenHosts(environment: environment)
         // GOOGLE_CLOUD_QUOTA_PROJECT wins over the file's quota_project_id, as in google-auth.
         let quotaOverride = environment["GOOGLE_CLOUD_QUOTA_PROJECT"].flatMap { $0.isEmpty ? nil : $0 }
         func cached(_ quotaProject: String?, _ fetch: @escaping TokenFetch) -> CachedTokenProvider {
@@ -72,7 +73,9 @@ package enum TokenProviderFactory {
         case .emulator:
             return StaticTokenProvider("owner")
         case .accessToken:
-            return StaticTokenProvider(environment["FCM_ACCESS_TOKEN"] ?? "", quotaProject: quotaOverride)
+            let token = environment["FCM_ACCESS_TOKEN"] ?? ""
+            try OAuthExchange.checkSize(token, from: "FCM_ACCESS_TOKEN")
+            return StaticTokenProvider(token, quotaProject: quotaOverride)
         case .serviceAccount(let path):
             let object = try CredentialFile.read(path)
             let key = try ServiceAccountKey(path: path, object: object)
@@ -89,12 +92,18 @@ package enum TokenProviderFactory {
             }
         case .externalAccount(let path):
             let account = try ExternalAccount(path: path, object: CredentialFile.read(path))
+            try hosts.check(account.tokenURL, field: "token_url", service: .securityTokenService, in: path)
+            if let url = account.impersonationURL {
+                try hosts.check(url, field: "service_account_impersonation_url", service: .iamCredentials, in: path)
+            }
             return cached(account.quotaProject) { try await account.token(scopes: scopes, transport: transport, clock: clock) }
         case .externalAccountAuthorizedUser(let path):
             let user = try ExternalAccountAuthorizedUser(path: path, object: CredentialFile.read(path))
+            try hosts.check(user.tokenURL, field: "token_url", service: .securityTokenService, in: path)
             return cached(user.quotaProject) { try await user.token(transport: transport) }
         case .impersonatedServiceAccount(let path):
             let account = try ImpersonatedServiceAccount(path: path, object: CredentialFile.read(path))
+            try hosts.check(account.impersonationURL, field: "service_account_impersonation_url", service: .iamCredentials, in: path)
             return cached(account.quotaProject) { try await account.token(scopes: scopes, transport: transport, clock: clock) }
         case .metadataServer(let host):
             return cached(nil) { try await OAuthExchange.metadata(host: host, transport: transport) }
@@ -119,13 +128,14 @@ enum OAuthExchange {
     static func post(_ url: String, form: [(String, String)], headers: [(String, String)] = [], transport: any HTTPTransport, what: String)
         async throws -> (token: String, expiresIn: Double)
     {
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers, body: formEncode(form))
+        request.maximumResponseBytes = CredentialLimits.answerBytes
         let response: HTTPResponse
         do {
             response = try await transport.send(request)
         } catch {
-            throw CredentialError("cannot reach the token endpoint \(url) for \(what): \(error)")
+            throw CredentialError("no answer from the token endpoint \(url) for \(what): \(error)")
         }
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard response.status == 200, let token = object["access_token"] as? String else {
@@ -138,7 +148,19 @@ enum OAuthExchange {
             if error == "invalid_scope" { advice = ": the credentials may not request the firebase.messaging scope" }
             throw CredentialError("\(url) refused \(what): \(error)\(detail)\(advice)")
         }
+        try checkSize(token, from: "the token endpoint \(url) (for \(what))")
         return (token, expiresIn(object))
+    }
+
+    /// Every token becomes an `Authorization` header: one past `CredentialLimits.accessTokenBytes` is no token
+    /// Google issued, and one past a megabyte made curl fail before sending, then wait for ever on the retry.
+    /// The message says where it came from and how large it was, never what it holds.
+    static func checkSize(_ token: String, from origin: String) throws {
+        let size = token.utf8.count
+        guard size > CredentialLimits.accessTokenBytes else { return }
+        throw CredentialError(
+            "\(origin) gave an access token of \(size) bytes, over the \(CredentialLimits.describe(CredentialLimits.accessTokenBytes)) "
+                + "fcmctl sends (Google's tokens are at most 12 KB); check that the credentials point at Google's token service")
     }
 
     /// Some token services send expires_in as a string; google-auth reads both.
@@ -149,16 +171,19 @@ enum OAuthExchange {
 
     static func metadata(host: String, transport: any HTTPTransport) async throws -> (token: String, expiresIn: Double) {
         let url = "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token"
+        var request = HTTPRequest(method: "GET", url: url, headers: [("Metadata-Flavor", "Google")])
+        request.maximumResponseBytes = CredentialLimits.answerBytes
         let response: HTTPResponse
         do {
-            response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: [("Metadata-Flavor", "Google")]))
+            response = try await transport.send(request)
         } catch {
-            throw CredentialError("cannot reach the metadata server at \(host): \(error)")
+            throw CredentialError("no answer from the metadata server at \(host): \(error)")
         }
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard response.status == 200, let token = object["access_token"] as? String else {
             throw CredentialError("the metadata server at \(host) gave no token (HTTP \(response.status))")
         }
+        try checkSize(token, from: "the metadata server at \(host)")
         return (token, (object["expires_in"] as? NSNumber)?.doubleValue ?? 3600)
     }
 }

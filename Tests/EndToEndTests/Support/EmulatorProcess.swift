@@ -8,13 +8,14 @@ import Foundation
 final class EmulatorProcess: EmulatorHandle, @unchecked Sendable {
     let process = Process()
     let host: String
-    let transport = CurlTransport()
+    let transport: CurlTransport
 
     enum StartError: Error { case noListeningLine(String) }
 
     /// Tests of fcmctl's logic use made-up registrations, so the emulator auto-registers unless a test asks
     /// for its default, FCM-like mode with `--strict-registrations`.
     init(arguments: [String] = []) throws {
+        transport = try CurlTransport()
         process.executableURL = BuildProducts.emulator
         let mode = arguments.contains("--strict-registrations") ? [] : ["--auto-register"]
         process.arguments = ["--host", "127.0.0.1", "--port", "0"] + mode + arguments

@@ -14,11 +14,12 @@ protocol EmulatorHandle: AnyObject, Sendable {
 /// process: for tests that need an FCM to talk to but nothing of a process (its signals, its files at exit).
 final class InProcessEmulator: EmulatorHandle {
     let host: String
-    let transport = CurlTransport()
+    let transport: CurlTransport
     private let server: EmbeddedEmulator
 
     /// `arguments` as `fcm-emulator` takes them; auto-registering unless `--strict-registrations`, as the process.
     init(arguments: [String] = []) async throws {
+        transport = try CurlTransport()
         let mode = arguments.contains("--strict-registrations") ? [] : ["--auto-register"]
         server = try await EmbeddedEmulator.start(arguments: ["--host", "127.0.0.1", "--port", "0"] + mode + arguments)
         host = "127.0.0.1:\(server.port)"
