@@ -28,10 +28,14 @@ def layout(tmp_path):
     return repo, outside
 
 
-def every_output(repo, emulator):
-    runs = [run(["validate", "-f", str(repo / "fcm"), "--format", fmt]) for fmt in ("text", "github", "json")]
-    runs += [run(["plan", "-f", str(repo / "fcm"), "--state", str(repo / "s.json"), "--format", fmt], emulator) for fmt in FORMATS]
-    return runs
+def every_output(repo):
+    """validate in three formats and plan in four, against a real emulator."""
+    emulator = Emulator()
+    try:
+        runs = [run(["validate", "-f", str(repo / "fcm"), "--format", fmt]) for fmt in ("text", "github", "json")]
+        return runs + [run(["plan", "-f", str(repo / "fcm"), "--state", str(repo / "s.json"), "--format", fmt], emulator) for fmt in FORMATS]
+    finally:
+        emulator.stop()
 
 
 def assert_refused(runs, needle):
@@ -45,11 +49,7 @@ def assert_refused(runs, needle):
 def test_a_device_file_outside_the_repository_is_refused_unread(tmp_path):
     repo, _ = layout(tmp_path)
     (repo / "fcm" / "fcmctl.yaml").write_text(HEAD + "deviceFiles: [../../outside/app.csv]\n" + TOPIC)
-    emulator = Emulator()
-    try:
-        runs = every_output(repo, emulator)
-    finally:
-        emulator.stop()
+    runs = every_output(repo)
     assert_refused(runs, "is outside the repository")
     text = runs[0].stderr
     assert f"fcm/fcmctl.yaml:3:15: error: deviceFiles: ../../outside/app.csv is outside the repository ({repo}, " \
@@ -60,11 +60,7 @@ def test_a_device_file_outside_the_repository_is_refused_unread(tmp_path):
 def test_absolute_paths_and_includes_leaving_the_repository_are_refused(tmp_path):
     repo, outside = layout(tmp_path)
     (repo / "fcm" / "fcmctl.yaml").write_text(HEAD + f"include: [../../outside]\ndeviceFiles: [{outside}/app.csv]\n" + TOPIC)
-    emulator = Emulator()
-    try:
-        runs = every_output(repo, emulator)
-    finally:
-        emulator.stop()
+    runs = every_output(repo)
     assert_refused(runs, "is outside the repository")
     text = runs[0].stderr
     assert "error: include: " in text and "error: deviceFiles: " in text, text
@@ -77,11 +73,7 @@ def test_symbolic_links_that_leave_the_repository_are_refused(tmp_path):
     (repo / "fcm" / "fcmctl.yaml").write_text(HEAD + "deviceFiles: [k.jsonl]\n" + TOPIC)
     os.symlink(outside / "key.json", repo / "fcm" / "k.jsonl")
     os.symlink(outside / "secret.yaml", repo / "fcm" / "z-more.yaml")  # a manifest of the directory -f reads
-    emulator = Emulator()
-    try:
-        runs = every_output(repo, emulator)
-    finally:
-        emulator.stop()
+    runs = every_output(repo)
     assert_refused(runs, "is a symbolic link that leads outside the repository")
     text = runs[0].stderr
     assert "k.jsonl is a symbolic link" in text and "z-more.yaml is a symbolic link" in text, text
@@ -94,11 +86,7 @@ def test_a_symbolic_link_inside_the_repository_quotes_no_line_of_a_file_that_is_
     (repo / "gha-creds.json").write_text(KEY)
     (repo / "fcm" / "fcmctl.yaml").write_text(HEAD + "deviceFiles: [k.jsonl]\n" + TOPIC)
     os.symlink(repo / "gha-creds.json", repo / "fcm" / "k.jsonl")
-    emulator = Emulator()
-    try:
-        runs = every_output(repo, emulator)
-    finally:
-        emulator.stop()
+    runs = every_output(repo)
     assert_refused(runs, "unknown key 'private_key'")
 
 
