@@ -33,10 +33,9 @@ struct StateOptions: ParsableArguments {
     var state: String?
 }
 
-struct RunOptions: ParsableArguments {
+/// What every command that talks to FCM takes; `send` takes only these.
+struct ConnectionOptions: ParsableArguments {
     init() {}
-
-    init(showTokens: Bool) { self.showTokens = showTokens }
 
     @Flag(help: "Show registrations in full instead of redacted.")
     var showTokens = false
@@ -47,11 +46,38 @@ struct RunOptions: ParsableArguments {
     )
     var parallelism = 512
 
-    @Option(help: "Topic subscription changes per second, shared by all requests (FCM's quota is 3,000 per project).")
-    var qps: Double = 2500
-
     @Option(help: "Send FCM API calls to this base URL, keeping authentication (also FCM_ENDPOINT).")
     var endpoint: String?
+
+    @Flag(help: "Say where credentials came from and what happened on the wire. Never prints keys or tokens.")
+    var verbose = false
+
+    func validate() throws {
+        guard (1...2000).contains(parallelism) else { throw ValidationError("--parallelism must be between 1 and 2000") }
+        if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
+            throw ValidationError("--endpoint must be an http:// or https:// URL")
+        }
+    }
+
+    /// The options as the engine takes them.
+    func settings() -> RunSettings {
+        var settings = RunSettings()
+        settings.showTokens = showTokens
+        settings.parallelism = parallelism
+        settings.endpoint = endpoint
+        settings.verbose = verbose
+        return settings
+    }
+}
+
+/// What plan, apply, drift, import and migrate take besides: pacing, the member probe and the rails.
+struct RunOptions: ParsableArguments {
+    init() {}
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(help: "Topic subscription changes per second, shared by all requests (FCM's quota is 3,000 per project).")
+    var qps: Double = 2500
 
     @Option(
         help: ArgumentHelp(
@@ -59,21 +85,18 @@ struct RunOptions: ParsableArguments {
             discussion: "FCM documents no member list, so by default members come from the state; 400/404/405 turns the probe off."))
     var groupExportUrl: String?
 
-    @Flag(help: "Say where credentials came from and what happened on the wire. Never prints keys or tokens.")
-    var verbose = false
-
     @Flag(help: "Allow a manifest that declares no groups or topics (it would remove everything fcmctl manages).")
     var allowEmpty = false
 
     @Flag(help: "When FCM will not tell about some registrations, plan and apply the rest and exit 0 (a warning) instead of 1.")
     var skipUnreadable = false
 
+    var showTokens: Bool { connection.showTokens }
+    var parallelism: Int { connection.parallelism }
+    var verbose: Bool { connection.verbose }
+
     func validate() throws {
-        guard (1...2000).contains(parallelism) else { throw ValidationError("--parallelism must be between 1 and 2000") }
         guard qps >= 0 else { throw ValidationError("--qps must not be negative (0 means unpaced)") }
-        if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
-            throw ValidationError("--endpoint must be an http:// or https:// URL")
-        }
         if let groupExportUrl, !(groupExportUrl.hasPrefix("http://") || groupExportUrl.hasPrefix("https://")) {
             throw ValidationError("--group-export-url must be an http:// or https:// URL")
         }
@@ -83,13 +106,9 @@ struct RunOptions: ParsableArguments {
 extension RunOptions {
     /// The options as the engine takes them.
     func settings(adoptExisting: Bool = false, targeting: PlanTargeting = PlanTargeting()) -> RunSettings {
-        var settings = RunSettings()
-        settings.showTokens = showTokens
-        settings.parallelism = parallelism
+        var settings = connection.settings()
         settings.qps = qps
-        settings.endpoint = endpoint
         settings.groupExportURL = groupExportUrl
-        settings.verbose = verbose
         settings.allowEmpty = allowEmpty
         settings.skipUnreadable = skipUnreadable
         settings.adoptExisting = adoptExisting

@@ -16,7 +16,7 @@ struct SendCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var manifest: ManifestOptions
-    @OptionGroup var run: RunOptions
+    @OptionGroup var client: ConnectionOptions
 
     @Option(help: "A registration token, or a device name from the manifest.") var token: String?
     @Option(help: "A Firebase Installation ID, or a device name from the manifest.") var fid: String?
@@ -83,7 +83,7 @@ struct SendCommand: AsyncParsableCommand {
             for (registration, name) in desired.deviceNames { devices[name] = registration }
         }
         let session = Session(
-            world: World.current, settings: run.settings(), environment: Console.current.environment, statePath: "", project: nil,
+            world: World.current, settings: client.settings(), environment: Console.current.environment, statePath: "", project: nil,
             notices: RunStart.notices)
         let connection = try surfacingNow { try session.connect(project: settings, needsProjectID: false) }
         defer { connection.shutdown() }
@@ -93,7 +93,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         let message = OutgoingMessage(target: .token(""), title: title, body: body, image: image, data: payload())
         if let name = group, let local = localGroups[name] {
-            try await LocalGroupFanOut(service: service, parallelism: run.parallelism, redactor: Redactor(showTokens: run.showTokens))
+            try await LocalGroupFanOut(service: service, parallelism: client.parallelism, redactor: Redactor(showTokens: client.showTokens))
                 .send(message, to: local, names: deviceNames, validateOnly: dryRun)
             session.reportStatistics()
             return
