@@ -54,6 +54,7 @@ test:
 	$(SWIFT) test
 	@$(MAKE) --no-print-directory dist
 	bash scripts/release-smoke.sh
+	python3 scripts/release/readme-walkthrough
 	bash scripts/release/clean-system-test.sh
 	python3 scripts/release/test-action
 	bash scripts/release/image.sh

@@ -3,7 +3,8 @@
 # fcm-emulator, like FCM, knows no registration until told: this makes a manifest's registrations known,
 # owned by the manifest's project (and its sender id), through POST /emulator/v1/registrations.
 set -euo pipefail
-FCMCTL=${FCMCTL:-.build/debug/fcmctl}
+# fcmctl on PATH (a release), else the debug build of this checkout.
+FCMCTL=${FCMCTL:-$(command -v fcmctl || echo .build/debug/fcmctl)}
 : "${FCM_EMULATOR_HOST:?set FCM_EMULATOR_HOST (source scripts/start-emulator.sh)}"
 for manifest in "$@"; do
   "$FCMCTL" validate -f "$manifest" --emulator-seed --show-tokens | python3 -c '
