@@ -5,8 +5,9 @@ needed=(libyaml-dev libcurl4-openssl-dev pkg-config)
 # Tests also render Markdown with GitHub's cmark-gfm, shellcheck the example workflows' run blocks, drive
 # fcmctl in a real terminal under tmux, run the release archive on a minimal Debian built by mmdebstrap,
 # build the container image with umoci, and drive the emulator's inspector page in headless Chromium
-# (chromium-driver is the WebDriver server selenium talks to).
-if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap umoci chromium chromium-driver); fi
+# (chromium-driver is the WebDriver server selenium talks to). The README walk-through seeds the emulator
+# with curl, as it tells its readers to.
+if [ "${1:-}" = "--test" ]; then needed+=(cmark-gfm shellcheck tmux mmdebstrap umoci chromium chromium-driver curl); fi
 missing=()
 for package in "${needed[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
