@@ -38,10 +38,10 @@ function h(spec, attributes, ...children) {
 
 async function api(method, path, body) {
   const options = { method, headers: {} };
-  if (body !== undefined) {
-    options.body = typeof body === "string" ? body : JSON.stringify(body);
-    options.headers["Content-Type"] = "application/json";
-  }
+  // The emulator takes a change (any method but GET) only as JSON, body or not: no form on another site can
+  // send that (docs/emulator.md, "What the admin API accepts").
+  if (method !== "GET") options.headers["Content-Type"] = "application/json";
+  if (body !== undefined) options.body = typeof body === "string" ? body : JSON.stringify(body);
   const response = await fetch(API + path, options);
   const text = await response.text();
   let value = {};

@@ -18,9 +18,11 @@ struct ApplyCommand: AsyncParsableCommand {
     var dryRun = false
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Stop sending after this long (e.g. 45m, 2h; 0: no limit), write the state and exit 3; re-running continues. Default: 30m.",
-            valueName: "duration"))
+            valueName: "duration"),
+        transform: LockTimeout.parse)
     var timeout: LockTimeout = LockTimeout(duration: .seconds(30 * 60))
 
     @OptionGroup var locking: LockOptions
@@ -53,7 +55,7 @@ struct ApplyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await ErrorDocument.guarding("apply", output: output, showTokens: run.showTokens) {
-            try await progressOptions.running("apply") { try await run(progress: $0) }
+            try await progressOptions.running("apply", format: output.format) { try await run(progress: $0) }
         }
     }
 
@@ -64,7 +66,7 @@ struct ApplyCommand: AsyncParsableCommand {
 
     var applyRun: ApplyRun {
         ApplyRun(
-            manifestPaths: manifest.manifests, state: state, run: run, output: output, locking: locking, maxRemovals: rails.maxRemovals,
+            manifest: manifest, state: state, run: run, output: output, locking: locking, maxRemovals: rails.maxRemovals,
             target: target, adoptExisting: adopt.adoptExisting, autoApprove: autoApprove, dryRun: dryRun, timeout: timeout)
     }
 }

@@ -24,7 +24,7 @@ struct ApplyPresentation {
         let labeler = RegistrationLabeler(redactor: redactor, deviceNames: outcome.desired.deviceNames)
         let state = (path: outcome.stateName, serial: outcome.serial)
         let stateLine =
-            state.serial.map { "State: \(state.path) (serial \($0))." } ?? "The state could not be written; its journal keeps every record."
+            state.serial.map { "State: \(state.path) (serial \($0))." } ?? outcome.unsaved?.stateLine ?? "The state could not be written."
         var problems: [Diagnostic] = []
         var text: [String] = [stateLine]
         if let report = outcome.report {

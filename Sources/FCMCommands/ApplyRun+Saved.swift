@@ -9,16 +9,17 @@ extension ApplyRun {
         let application = try surfacingNow { try SavedPlanApplication(path: path, expectDigest: expectDigest) }
         let saved = application.saved
         RunRecord.current?.project = saved.project.id
-        let manifestPaths = self.manifestPaths.isEmpty ? saved.manifestPaths : self.manifestPaths
+        let manifestPaths = manifest.manifests.isEmpty ? saved.manifestPaths : manifest.manifests
         let environment = Console.current.environment
         let (desired, declaredState) = try surfacingNow {
-            try application.checkManifest(paths: manifestPaths, environment: environment) { sources, diagnostics in
+            try application.checkManifest(paths: manifestPaths, outsidePaths: manifest.outsidePaths, environment: environment) {
+                sources, diagnostics in
                 DiagnosticPrinter(sources: sources, format: .text).print(diagnostics)
             }
         }
         // With -f, the state is where that manifest says (as for `plan`); without, where the plan recorded it.
         var statePath = state.state
-        if statePath == nil, self.manifestPaths.isEmpty, let recorded = saved.statePath { statePath = recorded }
+        if statePath == nil, manifest.manifests.isEmpty, let recorded = saved.statePath { statePath = recorded }
         statePath = statePath ?? declaredState
         let resolved = try surfacingNow { try StatePaths.resolve(override: statePath, manifests: manifestPaths) }
         let session = Session(

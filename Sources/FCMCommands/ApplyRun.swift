@@ -6,7 +6,7 @@ import FCMViews
 /// One apply as the command line asked for it: the engine's transaction between the plan shown before
 /// and the result shown after. `apply` and `migrate groups --apply` both run it.
 struct ApplyRun {
-    var manifestPaths: [String]
+    var manifest: ManifestOptions
     var state: StateOptions
     var run: RunOptions
     var output: OutputOptions
@@ -24,7 +24,7 @@ struct ApplyRun {
     func apply(progress: RunProgress) async throws {
         let settings = run.settings(adoptExisting: adoptExisting, targeting: target.targeting)
         let (session, runTarget) = try RunStart.open(
-            manifest: ManifestOptions(manifests: manifestPaths), state: state, settings: settings, format: output.format, progress: progress)
+            manifest: manifest, state: state, settings: settings, format: output.format, progress: progress)
         let connection = try RunStart.connect(session, runTarget)
         defer { connection.shutdown() }
         let store = session.openStore()

@@ -20,7 +20,7 @@ struct DriftCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await ErrorDocument.guarding("drift", output: output, showTokens: run.showTokens) {
-            try await progressOptions.running("drift") { try await drift(progress: $0) }
+            try await progressOptions.running("drift", format: output.format) { try await drift(progress: $0) }
         }
     }
 

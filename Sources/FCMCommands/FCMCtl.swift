@@ -26,6 +26,7 @@ package struct FCMCtl: AsyncParsableCommand {
             StateCommand.self,
             SendCommand.self,
             VersionCommand.self,
+            CompletionCommand.self,
         ])
 
     package init() {}

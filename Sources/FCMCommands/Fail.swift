@@ -1,17 +1,18 @@
 import ArgumentParser
+import FCMCore
 import FCMEngine
 import FCMViews
 
 /// Reports a failure to the user and returns the exit code to throw: the message is printed once, here.
 func fail(_ message: String, code: Int32 = ExitCodes.error) -> ExitCode {
-    Console.current.err("error: \(message)")
+    Console.current.err("error: \(PrintableText.lines(message))")
     return ExitCode(code)
 }
 
 extension EngineFailure {
     /// The failure said as `error: …` on stderr (when it has something to say), as the exit code to throw.
     func surfaced() -> ExitCode {
-        if let message { Console.current.err("error: \(message)") }
+        if let message { Console.current.err("error: \(PrintableText.lines(message))") }
         return ExitCode(code)
     }
 }

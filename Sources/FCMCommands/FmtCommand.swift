@@ -25,7 +25,7 @@ struct FmtCommand: ParsableCommand {
 
     func run() throws {
         let console = Console.current
-        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expandSkippingIncluded(paths)
+        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expandSkippingIncluded(paths, manifest.outsidePaths)
         if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
         var refused = 0
         var changed: [String] = []
@@ -42,7 +42,7 @@ struct FmtCommand: ParsableCommand {
     func format(_ paths: [String], refused: inout Int, changed: inout [String], done: inout Set<String>) throws {
         let console = Console.current
         // The whole set is validated first: a file may refer to devices declared in another.
-        let result = ManifestLoader().load(paths: paths)
+        let result = ManifestLoader(outsidePaths: manifest.outsidePaths).load(paths: paths)
         DiagnosticPrinter(sources: result.sources).print(result.diagnostics.filter { $0.severity == .error })
         guard result.manifest != nil else {
             throw fail("fmt formats only valid manifests; fix the errors above first (\(paths.joined(separator: ", ")))")

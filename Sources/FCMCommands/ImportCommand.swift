@@ -37,7 +37,7 @@ struct ImportOptions: ParsableArguments {
     /// The manifest's project and devices; it need not declare groups or topics yet. A state of another
     /// project is refused here, before FCM is asked anything.
     func start() async throws -> (Session, LoadedManifest, Connection) {
-        let loaded = try RunStart.load(manifest.paths)
+        let loaded = try RunStart.load(manifest.paths, manifest.outsidePaths)
         let desired = loaded.desiredState()
         let environment = Console.current.environment
         let statePath = try surfacingNow {

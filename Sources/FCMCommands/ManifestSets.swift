@@ -8,10 +8,10 @@ import Foundation
 enum ManifestSets {
     /// Sets whose every file another set includes (an environments layout's shared base) are not sets of
     /// their own: alone they lack the project the environments give them, and they are checked with each.
-    static func expandSkippingIncluded(_ paths: [String]) -> [[String]] {
+    static func expandSkippingIncluded(_ paths: [String], _ outsidePaths: PathConfinement.Policy) -> [[String]] {
         let sets = expand(paths)
         guard sets.count > 1 else { return sets }
-        let loaded = sets.map { ManifestLoader().load(paths: $0) }
+        let loaded = sets.map { ManifestLoader(outsidePaths: outsidePaths).load(paths: $0) }
         let included = Set(loaded.flatMap { $0.includedFiles.map(ManifestLoader.identity) })
         guard !included.isEmpty else { return sets }
         return zip(sets, loaded).filter { _, result in

@@ -29,7 +29,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let console = Console.current
-        let loaded = try RunStart.load(manifest.paths)
+        let loaded = try RunStart.load(manifest.paths, manifest.outsidePaths)
         let defaultMode = loaded.manifest.defaults?.groupMode?.value ?? .fcm
         let migrating = loaded.manifest.groups.values.filter { ($0.mode?.value ?? defaultMode) == .fcm }.sorted { $0.name < $1.name }
         if migrating.isEmpty {
@@ -52,7 +52,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
         // Defaults as the parser gives them: a parsable type made without parsing has no values to read.
         let target = try TargetOptions.parse(names.flatMap { ["--target", "\(Address.group($0))"] })
         let deletion = ApplyRun(
-            manifestPaths: manifest.manifests, state: state, run: run, output: try OutputOptions.parse([]), locking: try LockOptions.parse([]),
+            manifest: manifest, state: state, run: run, output: try OutputOptions.parse([]), locking: try LockOptions.parse([]),
             target: target, autoApprove: true)
         console.out("The fan-out check passed; deleting the FCM device groups:")
         try await deletion.apply(progress: .silent)
@@ -97,7 +97,7 @@ struct MigrateGroupsCommand: AsyncParsableCommand {
 
     /// Every member of every migrated group must accept a message (validate only) before FCM's groups go.
     func checkFanOut(_ names: [String]) async throws {
-        let loaded = try RunStart.load(manifest.paths)
+        let loaded = try RunStart.load(manifest.paths, manifest.outsidePaths)
         let desired = loaded.desiredState()
         let session = Session(
             world: World.current, settings: run.settings(), environment: Console.current.environment, statePath: "", project: nil,

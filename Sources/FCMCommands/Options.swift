@@ -1,14 +1,24 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
+import FCMManifest
 
 struct ManifestOptions: ParsableArguments {
     @Option(
         name: [.customShort("f"), .customLong("manifest")],
-        help: "A manifest file, or a directory whose *.yaml/*.yml files are merged. Repeatable. Default: the current directory.")
+        help: "A manifest file, or a directory whose *.yaml/*.yml files are merged. Repeatable. Default: the current directory.",
+        completion: .file(extensions: ["yaml", "yml"]))
     var manifests: [String] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Also read manifests, includes and device files outside the repository (the directory holding .git).",
+            discussion: "For a local run: in CI a pull request would otherwise choose which files of the runner a plan prints."))
+    var allowOutsidePaths = false
+
     var paths: [String] { manifests.isEmpty ? ["."] : manifests }
+
+    var outsidePaths: PathConfinement.Policy { allowOutsidePaths ? .anywhere : .repository }
 
     init() {}
 
@@ -18,8 +28,8 @@ struct ManifestOptions: ParsableArguments {
 struct StateOptions: ParsableArguments {
     @Option(
         help:
-            "The state file (or gs://BUCKET/PREFIX). Default: .fcmctl/state.json in the manifest's directory; required when several -f have different directories."
-    )
+            "The state file (or gs://BUCKET/PREFIX). Default: .fcmctl/state.json in the manifest's directory; required when several -f have different directories.",
+        completion: .file(extensions: ["json"]))
     var state: String?
 }
 

@@ -34,7 +34,7 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await ErrorDocument.guarding("plan", output: output, showTokens: run.showTokens) {
-            try await progressOptions.running("plan") { try await plan(progress: $0) }
+            try await progressOptions.running("plan", format: output.format) { try await plan(progress: $0) }
         }
     }
 

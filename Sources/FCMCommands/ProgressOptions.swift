@@ -5,7 +5,7 @@ import Foundation
 
 /// `--no-progress` and `--events FILE|-`.
 struct ProgressOptions: ParsableArguments {
-    @Flag(help: "No progress line on stderr (it is shown only when stderr is a terminal anyway).")
+    @Flag(help: "No progress on stderr: neither the terminal's line nor, when stderr is a log, a line every 10 s.")
     var noProgress = false
 
     @Option(
@@ -20,7 +20,7 @@ struct ProgressOptions: ParsableArguments {
 extension ProgressOptions {
     /// The progress reporter for this run, and the console its usual output goes to: with `--events -`
     /// stdout carries only events, so the rest moves to stderr.
-    func reporter(console: Console) throws -> (RunProgress, Console) {
+    func reporter(console: Console, format: OutputFormat = .text) throws -> (RunProgress, Console) {
         var output = console
         var sink: (@Sendable (String) -> Void)?
         if let events {
@@ -37,9 +37,9 @@ extension ProgressOptions {
                 sink = { handle.write(Data(($0 + "\n").utf8)) }
             }
         }
-        let draw = console.stderrIsTerminal && !noProgress
+        let mode: RunProgress.Mode = noProgress ? .off : console.stderrIsTerminal ? .terminal : .log(groups: format == .github)
         let world = World.current
-        let progress = RunProgress(drawLine: draw, writeLine: console.writeErr, events: sink, clock: world.clock, now: world.now)
+        let progress = RunProgress(mode: mode, writeLine: console.writeErr, events: sink, clock: world.clock, now: world.now)
         return (progress, output)
     }
 }
@@ -47,8 +47,8 @@ extension ProgressOptions {
 extension ProgressOptions {
     /// Runs a command's body with its progress reporter and console: the start event first, the finish event
     /// (with the exit code) last, whatever the body ends with.
-    func running(_ command: String, _ body: (RunProgress) async throws -> Void) async throws {
-        let (progress, console) = try reporter(console: Console.current)
+    func running(_ command: String, format: OutputFormat, _ body: (RunProgress) async throws -> Void) async throws {
+        let (progress, console) = try reporter(console: Console.current, format: format)
         try await Console.$current.withValue(console) {
             progress.start(command: command)
             do {

@@ -1,14 +1,16 @@
 import FCMClient
 import FCMCore
 import FCMEngine
+import FCMManifest
+import FCMReconcile
 import FCMViews
 
 /// The start every command that reads a manifest shares: load it (its diagnostics shown in the command's
 /// format), settle the run's target, open the session the engine runs in.
 enum RunStart {
     /// Prints every diagnostic in the chosen format; fails with exit 1 if any is an error, before anything is sent.
-    static func load(_ paths: [String], format: OutputFormat = .text) throws -> LoadedManifest {
-        let result = ManifestStage.load(paths, environment: Console.current.environment)
+    static func load(_ paths: [String], _ outsidePaths: PathConfinement.Policy, format: OutputFormat = .text) throws -> LoadedManifest {
+        let result = ManifestStage.load(paths, outsidePaths: outsidePaths, environment: Console.current.environment)
         DiagnosticPrinter(sources: result.sources, format: format).print(result.diagnostics)
         guard let loaded = result.loaded else {
             throw fail("the manifest has \(result.errorCount) error\(result.errorCount == 1 ? "" : "s"); nothing was sent to FCM")
@@ -35,7 +37,7 @@ enum RunStart {
         } catch {
             throw fail("\(error)")
         }
-        let loaded = try load(manifest.paths, format: format == .github ? .github : .text)
+        let loaded = try load(manifest.paths, manifest.outsidePaths, format: format == .github ? .github : .text)
         let environment = Console.current.environment
         let target = try surfacingNow {
             try RunTarget.make(
@@ -54,4 +56,6 @@ enum RunStart {
     }
 }
 
-extension RunProgress: ProgressReporting {}
+extension RunProgress: ProgressReporting {
+    package func advance(_ count: ProgressCount) { advance(count.settled, failed: count.failed) }
+}

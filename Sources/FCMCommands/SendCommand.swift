@@ -74,7 +74,7 @@ struct SendCommand: AsyncParsableCommand {
         var localGroups: [String: DesiredGroup] = [:]
         var deviceNames: [Registration: String] = [:]
         if !manifest.manifests.isEmpty {
-            let loaded = try RunStart.load(manifest.paths)
+            let loaded = try RunStart.load(manifest.paths, manifest.outsidePaths)
             let desired = loaded.desiredState()
             localGroups = desired.localGroups
             deviceNames = desired.deviceNames

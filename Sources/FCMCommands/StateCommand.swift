@@ -31,7 +31,7 @@ struct StateLocation: ParsableArguments {
         if state.state == nil || writing {
             // The manifest only says where the state is and whose it is; a manifest with errors still has a
             // default place, and without a manifest (only --state) the project is not known and not checked.
-            let result = ManifestLoader().load(paths: manifest.paths)
+            let result = ManifestLoader(outsidePaths: manifest.outsidePaths).load(paths: manifest.paths)
             if state.state == nil, let location = result.manifest?.state?.resolvedLocation { statePath = location }
             if writing, let declared = result.manifest?.project {
                 project = ProjectBinding.addressed(

@@ -7,8 +7,10 @@ struct LockOptions: ParsableArguments {
     var lock = true
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
-            "How long to wait for a state lock held by another run, e.g. 30s, 2m. Default: 0 (fail at once, exit 4).", valueName: "duration"))
+            "How long to wait for a state lock held by another run, e.g. 30s, 2m. Default: 0, which fails at once (exit 4).", valueName: "duration"),
+        transform: LockTimeout.parse)
     var lockTimeout: LockTimeout = LockTimeout(duration: .zero)
 }
 
@@ -20,7 +22,7 @@ struct ReadOnlyLockOptions: ParsableArguments {
 }
 
 /// A duration on the command line: 30s, 2m, 1h, 500ms, or a number of seconds.
-struct LockTimeout: ExpressibleByArgument {
+struct LockTimeout: ExpressibleByArgument, CustomStringConvertible {
     var duration: Duration
     /// As given, for messages.
     var text: String
@@ -29,6 +31,19 @@ struct LockTimeout: ExpressibleByArgument {
         self.duration = duration
         let seconds = duration.components.seconds
         text = seconds % 3600 == 0 && seconds > 0 ? "\(seconds / 3600)h" : seconds % 60 == 0 && seconds > 0 ? "\(seconds / 60)m" : "\(seconds)s"
+    }
+
+    /// As written, for help's "(default: 30m)".
+    var description: String { text }
+
+    /// The option's parser: a value that is not a duration is named as what it is, `-1` too (parsed as a value
+    /// rather than taken for an option).
+    static func parse(_ argument: String) throws -> LockTimeout {
+        if let parsed = LockTimeout(argument: argument) { return parsed }
+        if argument.hasPrefix("-") {
+            throw ValidationError("'\(argument)' is a negative duration: give a length of time such as 30s, 5m or 1h (0 for none)")
+        }
+        throw ValidationError("'\(argument)' is not a duration: write a number with ms, s, m or h, such as 30s, 5m or 1h")
     }
 
     init?(argument: String) {

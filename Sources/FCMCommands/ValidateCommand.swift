@@ -30,7 +30,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if emulatorSeed { return try printSeed() }
-        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expandSkippingIncluded(paths)
+        let sets = paths.isEmpty ? [manifest.paths] : ManifestSets.expandSkippingIncluded(paths, manifest.outsidePaths)
         if sets.isEmpty { throw fail("no manifests found under \(paths.joined(separator: ", "))") }
         var failed: [String] = []
         for set in sets {
@@ -46,7 +46,7 @@ struct ValidateCommand: ParsableCommand {
     func validate(_ paths: [String]) throws {
         let loaded: LoadedManifest
         do {
-            loaded = try RunStart.load(paths, format: format)
+            loaded = try RunStart.load(paths, manifest.outsidePaths, format: format)
         } catch {
             if format == .github { appendStepSummary(paths, valid: false) }
             throw error
@@ -62,7 +62,7 @@ struct ValidateCommand: ParsableCommand {
     }
 
     func printSeed() throws {
-        let desired = try RunStart.load(manifest.paths, format: format).desiredState()
+        let desired = try RunStart.load(manifest.paths, manifest.outsidePaths, format: format).desiredState()
         var all = Set(desired.deviceNames.keys)
         for group in desired.groups.values { all.formUnion(group.members) }
         for group in desired.localGroups.values { all.formUnion(group.members) }

@@ -12,11 +12,15 @@ package struct DeprecationNotice: Sendable, Hashable {
     package var date: String
     package var daysLeft: Int
     package var message: String
+    /// One line for a text run's stderr, which every command prints: the dates and the days left. The whole
+    /// message, with its next step, is in the Markdown and JSON documents and under `--verbose`.
+    package var summary: String
 
-    package init(id: String, date: String, daysLeft: Int, message: String) {
+    package init(id: String, date: String, daysLeft: Int, message: String, summary: String? = nil) {
         self.id = id
         self.date = date
         self.daysLeft = daysLeft
         self.message = message
+        self.summary = summary ?? message
     }
 }

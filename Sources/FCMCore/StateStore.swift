@@ -34,12 +34,20 @@ package protocol StateStore: Sendable {
     /// Starts the journal of a run on top of `base`, after proving it can be written and has room for
     /// about `expectedBytes` bytes of journal (`JournalBudget`). Fails, before anything is sent, if not.
     func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal
+
+    /// See the extension: whether `lock` is still held, asked of the medium.
+    func stillHolds(_ lock: StateLock) async -> Bool
 }
 
 extension StateStore {
     package func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion {
         try await write(ledger, replacing: expected, force: false)
     }
+
+    /// Whether `lock` is still this process's, asked of the medium (a renewal), not of what the process last
+    /// knew: a run paused past its lease learns it was taken over only when it asks, and must not write the
+    /// state behind the new holder's back. Stores without a medium to ask answer from what they know.
+    package func stillHolds(_ lock: StateLock) async -> Bool { !lock.isLost }
 }
 
 /// Completed operations and intents of one run, in order. An append returns once the records would
@@ -48,6 +56,28 @@ package protocol StateJournal: Sendable {
     func append(_ entries: [JournalEntry]) async throws
     /// Bytes written so far, for figures.
     var bytesWritten: Int { get async }
+    /// What became of this journal, asked when its run did not write the state at the end (its lock was
+    /// taken over or removed, or another writer got there first): whoever took over may have folded it into
+    /// the state and removed it, and a message must not promise records the journal no longer holds.
+    func fate() async -> JournalFate
+}
+
+extension StateJournal {
+    package func fate() async -> JournalFate { .unknown("this journal cannot tell") }
+}
+
+/// Where the records of a run that could not write the state are.
+package enum JournalFate: Sendable, Equatable {
+    /// The journal is still there: the next run folds it in.
+    case kept
+    /// The journal is gone and the state has moved on from the serial the run started from: a later write
+    /// folded it in (a write folds every journal it finds) and the records are in the state.
+    case folded(base: Int, now: Int)
+    /// The journal is gone but the state did not take it in (removed by hand, or the state was replaced):
+    /// what the run recorded there is lost. `why` says what was found.
+    case lost(why: String)
+    /// It could not be checked.
+    case unknown(String)
 }
 
 /// Identifies one written state: lineage and serial, plus whatever the backend compares (a generation).

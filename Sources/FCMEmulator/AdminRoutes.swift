@@ -74,9 +74,11 @@ struct AdminRoutes {
             return .json(200, ["requests": entries.map(\.json), "last_seq": last])
         case ("GET", ["stats"]):
             let counts = await store.counts
-            return await recorder.stats(adding: [
-                "registrations": counts.registrations, "subscriptions": counts.subscriptions, "groups": counts.groups,
-            ])
+            let refused = await services.refusals.stats
+            return await recorder.stats(
+                adding: refused.merging(
+                    ["registrations": counts.registrations, "subscriptions": counts.subscriptions, "groups": counts.groups]
+                ) { _, count in count })
         case ("GET", ["faults"]):
             return Self.encode(await faults.faults)
         case ("PUT", ["faults"]):
@@ -86,6 +88,7 @@ struct AdminRoutes {
                     "expected a JSON object with latency_ms, jitter_ms, error_rates, drop_rate, failing_registrations, html_errors, retry_after_seconds"
                 )
             }
+            if let problem = settings.problem { return .rpcError(400, problem) }
             await faults.replace(faults: settings)
             return Self.encode(settings)
         case ("GET", ["quotas"]):
@@ -94,6 +97,7 @@ struct AdminRoutes {
             guard let settings = try? JSONDecoder().decode(QuotaSettings.self, from: request.body) else {
                 return .rpcError(400, "expected a JSON object with subscription_qps, messages_per_minute, retry_after_seconds")
             }
+            if let problem = settings.problem { return .rpcError(400, problem) }
             await faults.replace(quotas: settings)
             return Self.encode(settings)
         case ("GET", ["clock"]):
@@ -105,8 +109,10 @@ struct AdminRoutes {
             if let text = body["now"] as? String {
                 let day = ISO8601DateFormatter()
                 day.formatOptions = [.withFullDate]
-                guard let parsed = ISO8601DateFormatter().date(from: text) ?? day.date(from: text) else {
-                    return .rpcError(400, "now must be a date (2027-09-30) or an ISO 8601 time")
+                guard let parsed = ISO8601DateFormatter().date(from: text) ?? day.date(from: text),
+                    (Timestamp.earliest...Timestamp.latest).contains(parsed.timeIntervalSince1970)
+                else {
+                    return .rpcError(400, "now must be a date (2027-09-30) or an ISO 8601 time, in the years 1 to 9999")
                 }
                 now = parsed
             }

@@ -106,7 +106,9 @@ struct DeviceGroupRoutes {
         let members = await validIDs(ids, sender: key.sender)
         guard !members.isEmpty else { return .flatError(400, Self.errorNoValidIDs) }
         guard members.count <= Self.memberLimit else { return .flatError(400, Self.errorTooManyMembers) }
-        let group = await store.createGroup(name, members: members)
+        guard let group = await store.createGroup(name, members: members) else {
+            return .flatError(500, "fcm-emulator has no group id left: its imported next_group_id was the highest there is; reset it")
+        }
         return .json(200, ["notification_key": NotificationKeyCodec.encode(groupID: group.id)])
     }
 

@@ -8,6 +8,8 @@ import NIOPosix
 package struct EmulatorConfiguration: Sendable {
     package var host = "127.0.0.1"
     package var port = 0
+    /// Host names requests may be addressed by besides loopback and `host` (`--allowed-host`; `*`: any).
+    package var allowedHosts: [String] = []
     /// Every well-formed registration exists, owned by the project of its first use (demos); off, only
     /// registrations made known through the admin API exist, as in FCM.
     package var autoRegister = false
@@ -54,6 +56,8 @@ struct EmulatorServices: Sendable {
     let authority: TokenAuthority
     let iam: IAMCheck
     let calendar = PlatformCalendar()
+    let guardian: RequestGuard
+    let refusals = RefusalCounts()
 
     init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
@@ -66,12 +70,14 @@ struct EmulatorServices: Sendable {
             lifetime: configuration.tokenLifetime,
             principals: [(MetadataServer.principal(projectID: configuration.projectID, projectNumber: configuration.senderID), "metadata server")])
         iam = IAMCheck(policy: configuration.iam, projectID: configuration.projectID, senderID: configuration.senderID, store: store)
+        guardian = RequestGuard(boundHost: configuration.host, allowedHosts: configuration.allowedHosts)
     }
 }
 
 /// Dispatches every request itself rather than through Hummingbird's router: FCM paths carry
 /// percent-encoded registrations and verbs after colons (`v1:batchAdd`, `messages:send`), which must be
-/// matched exactly. Order per request: admin (no auth), auth, faults and quotas, then the API handler.
+/// matched exactly. Order per request: the guard against web pages (RequestGuard), the inspector page and admin API
+/// (no auth), auth, faults and quotas, then the API handler.
 struct EmulatorResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
@@ -109,6 +115,12 @@ struct EmulatorResponder: HTTPResponder {
         for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
         // HTTP/1's Host header arrives as the request's authority, not as a field.
         if let authority = request.head.authority { headers["host"] = authority }
+        // Before anything else, pages and API alike, and before the body is read: a web page's request
+        // changes nothing and learns nothing.
+        if let (reason, refusal) = services.guardian.refusal(method: request.method.rawValue, path: request.uri.path, headers: headers) {
+            await services.refusals.count(reason)
+            return Self.response(refusal)
+        }
         let limit = request.uri.path == "/emulator/v1/import" ? Self.maximumImportBytes : Self.maximumBodyBytes
         let buffer = try await request.body.collect(upTo: limit)
         let incoming = EmulatorRequest(

@@ -18,7 +18,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
             /token or the metadata server, one given with --accept-token, or 'owner' (what fcmctl sends \
             with FCM_EMULATOR_HOST). A token's principal needs the IAM permission of the endpoint on the project \
             the request addresses: by default it holds roles/firebasecloudmessaging.admin on its own project and \
-            nothing elsewhere (--iam, --iam-policy, --iam-default; 'owner' and --no-auth may do anything). The admin API under /emulator/v1/ needs none: GET state, POST reset, \
+            nothing elsewhere (--iam, --iam-policy, --iam-default; 'owner' and --no-auth may do anything). The admin API under /emulator/v1/ needs none (its changes need 'Content-Type: application/json' and no foreign Origin): GET state, POST reset, \
             POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
             GET|PUT faults, GET|PUT quotas, POST tokens:expire, GET health, GET export, POST import, GET principals, and the paged \
             GET registrations, topics, topics/NAME/subscribers and groups. A browser pointed at http://HOST:PORT/ \
@@ -29,6 +29,16 @@ package struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(help: "Address to bind. Loopback by default.")
     var host = "127.0.0.1"
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "Also answer requests addressed to NAME (Host header), e.g. a container's service name. Repeatable; '*' for any.",
+            discussion:
+                "Requests must be addressed to localhost, 127.0.0.1, [::1], the --host address (any IP address when bound to 0.0.0.0) or such a name: "
+                + "a web page reaching the emulator under a name of its own (DNS rebinding) is refused.",
+            valueName: "NAME"))
+    var allowedHost: [String] = []
 
     /// 9595: no Firebase emulator's default (firebase-tools' DEFAULT_PORTS: 4000, 4400, 4500, 5000, 5001, 5002,
     /// 8080, 8085, 9000, 9099, 9150, 9199, 9299, 9399, 9499), outside the 9x99 run Firebase extends, and not a
@@ -198,6 +208,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         var configuration = EmulatorConfiguration()
         configuration.host = host
         configuration.port = port
+        configuration.allowedHosts = allowedHost
         if autoRegister && strictRegistrations { throw ValidationError("--auto-register and --strict-registrations contradict each other") }
         configuration.autoRegister = autoRegister
         configuration.groupExport = groupExport
@@ -252,6 +263,9 @@ package struct EmulatorCommand: AsyncParsableCommand {
 
     package func validate() throws {
         guard (0...1).contains(dropRate) else { throw ValidationError("--drop-rate must be between 0 and 1") }
+        for name in allowedHost where !RequestGuard.isAllowedHostValue(name) {
+            throw ValidationError("--allowed-host takes a host name (fcm-emulator), an IP address or '*', without a port; got \(Quoted.text(name))")
+        }
         if snakeCaseFields && camelCaseFields { throw ValidationError("--snake-case-fields and --camel-case-fields contradict each other") }
         guard subscriptionQps >= 0, messagesPerMinute >= 0 else { throw ValidationError("quotas must not be negative") }
         guard let lifetime = Self.lifetimeSeconds(tokenLifetime), lifetime >= 1, lifetime <= TokenAuthority.maximumLifetime else {

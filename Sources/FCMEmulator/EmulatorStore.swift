@@ -261,7 +261,14 @@ actor EmulatorStore {
         return (name, record)
     }
 
-    func createGroup(_ name: GroupName, members: [String]) -> GroupRecord {
+    /// The highest group id: the largest integer every JSON reader keeps exact (JavaScript's
+    /// Number.MAX_SAFE_INTEGER), so ids in an export read back the same anywhere, and counting up to it
+    /// can never overflow.
+    static let maximumGroupID = (1 << 53) - 1
+
+    /// nil when every group id is taken (only an imported `next_group_id` near the maximum gets there).
+    func createGroup(_ name: GroupName, members: [String]) -> GroupRecord? {
+        guard nextGroupID <= Self.maximumGroupID else { return nil }
         dirty = true
         let record = GroupRecord(id: nextGroupID, members: members)
         nextGroupID += 1
@@ -319,6 +326,8 @@ actor EmulatorStore {
         senders.merge(snapshot.senders ?? [:]) { _, restored in restored }
         groups = Dictionary(snapshot.groups.map { ($0.name, $0.record) }) { _, last in last }
         groupNamesByID = Dictionary(snapshot.groups.map { ($0.record.id, $0.name) }) { _, last in last }
+        // StateExport checked the ids (1 to maximumGroupID) and the next id: neither the + 1 nor a later
+        // createGroup can overflow.
         nextGroupID = max(snapshot.nextGroupID, (snapshot.groups.map(\.record.id).max() ?? 0) + 1)
         rebuildIndex()
         // Sorted now, at start or import, rather than by the first page someone opens after it.

@@ -67,12 +67,19 @@ struct RawJSON {
 /// RFC 3339 timestamps with milliseconds in UTC (`2026-01-15T01:30:15.010Z`), as the v1 API writes
 /// `create_time`; built by hand because a date formatter per request dominated the emulator's profile.
 enum Timestamp {
+    /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z: what four digits of year hold.
+    static let earliest = -62_135_596_800.0
+    static let latest = 253_402_300_799.999
+
     static func rfc3339(_ date: Date) -> String {
-        let interval = date.timeIntervalSince1970
-        var seconds = time_t(interval.rounded(.down))
-        // A microsecond's allowance: a time read back from its own text (an import) lands a hair below the
-        // millisecond it was written as, and must print the same.
-        let millis = min(999, Int(((interval - Double(seconds)) * 1000 + 0.001).rounded(.down)))
+        // The nearest millisecond: a time read back from its own text (an import) lands a hair beside the
+        // millisecond it was written as (up to 0.03 ms in year 9999, where a Double's steps are that wide), and
+        // must print the same. Years 1 to 9999, all `parse` reads, stay far inside 64 bits.
+        let interval = min(max(date.timeIntervalSince1970, Timestamp.earliest), Timestamp.latest)
+        let total = Int64(exactly: (interval * 1000).rounded()) ?? 0
+        let (quotient, remainder) = total.quotientAndRemainder(dividingBy: 1000)
+        var seconds = time_t(remainder < 0 ? quotient - 1 : quotient)
+        let millis = Int(remainder < 0 ? remainder + 1000 : remainder)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {
@@ -123,7 +130,9 @@ enum Timestamp {
             index += 6
         default: return nil
         }
-        guard index == bytes.count, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        guard index == bytes.count, year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else {
+            return nil
+        }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)

@@ -97,11 +97,12 @@ struct FaultSettings: Codable, Sendable, Equatable {
     /// `503=0.05,429=0.02`, `topics.create:503=0.1` or `messages.send:SENDER_ID_MISMATCH=1`, comma-separated.
     static func parseErrorRates(_ text: String) throws -> [ErrorRate] {
         try text.split(separator: ",").map { item in
-            let (endpoint, spec): (String?, Substring) =
-                item.contains(":")
-                ? (String(item.split(separator: ":")[0]), item.split(separator: ":")[1]) : (nil, item)
+            let sides = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let (endpoint, spec): (String?, Substring) = sides.count == 2 ? (String(sides[0]), sides[1]) : (nil, item)
             let parts = spec.split(separator: "=")
-            guard parts.count == 2, let fault = InjectedFault(parts[0]), let rate = Double(parts[1]), (0...1).contains(rate) else {
+            guard parts.count == 2, endpoint?.isEmpty != true, let fault = InjectedFault(parts[0]), let rate = Double(parts[1]),
+                (0...1).contains(rate)
+            else {
                 throw EmulatorSetupError(
                     "--error-rate: '\(item)' is not [ENDPOINT:]STATUS=RATE, e.g. 503=0.05 or messages.send:SENDER_ID_MISMATCH=1 "
                         + "(FcmError codes: \(FcmErrorCodes.known))")
@@ -114,14 +115,42 @@ struct FaultSettings: Codable, Sendable, Equatable {
         }
     }
 
+    /// The longest latency or jitter: ten minutes, past any client's deadline. Beyond it a delay in
+    /// microseconds would not fit the timer's 64 bits.
+    static let maximumDelayMs = 600_000.0
+
     /// `50ms`, `1.5s`, `250us` or a bare number of milliseconds.
     static func parseMilliseconds(_ text: String) throws -> Double {
-        let units: [(String, Double)] = [("ms", 1), ("us", 0.001), ("s", 1000)]
+        let units: [(String, Double)] = [("ms", 1), ("us", 0.001), ("s", 1000), ("", 1)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value >= 0 { return value * factor }
+            if let value = Double(text.dropLast(suffix.count)).map({ $0 * factor }), (0...maximumDelayMs).contains(value) { return value }
         }
-        if let value = Double(text), value >= 0 { return value }
-        throw EmulatorSetupError("'\(text)' is not a duration such as 50ms or 1.5s")
+        throw EmulatorSetupError("'\(text)' is not a duration from 0 to 10 minutes such as 50ms or 1.5s")
+    }
+
+    /// What is wrong with settings given to `PUT /emulator/v1/faults`, held to the limits the flags have.
+    var problem: String? {
+        for (name, delay) in [("latency_ms", latencyMs), ("jitter_ms", jitterMs)] where !(0...Self.maximumDelayMs).contains(delay) {
+            return "\(name): \(delay) is out of range, expected 0 to \(Int(Self.maximumDelayMs)) (ten minutes)"
+        }
+        guard (0...1).contains(dropRate) else { return "drop_rate: \(dropRate) is out of range, expected 0 to 1" }
+        for (name, rates) in [("error_rates", errorRates), ("drop_after_commit", dropAfterCommit)] {
+            for (index, rate) in rates.enumerated() {
+                guard (0...1).contains(rate.rate) else { return "\(name)[\(index)].rate: \(rate.rate) is out of range, expected 0 to 1" }
+                if let endpoint = rate.endpoint, Endpoint(rawValue: endpoint) == nil {
+                    return
+                        "\(name)[\(index)].endpoint: \(Quoted.text(endpoint)) is not an endpoint (\(Endpoint.allCases.map(\.rawValue).joined(separator: ", ")))"
+                }
+                if name == "error_rates", !InjectedFault.statuses.contains(rate.status) {
+                    return "error_rates[\(index)].status: \(rate.status) is out of range, expected 400 to 599"
+                }
+            }
+        }
+        for (id, fault) in failingRegistrations.sorted(by: { $0.key < $1.key }) where !InjectedFault.statuses.contains(fault.status) {
+            return "failing_registrations.\(Quoted.text(id)): status \(fault.status) is out of range, expected 400 to 599"
+        }
+        if let retryAfterSeconds, retryAfterSeconds < 0 { return "retry_after_seconds: \(retryAfterSeconds) is negative" }
+        return nil
     }
 }
 
@@ -144,6 +173,13 @@ struct QuotaSettings: Codable, Sendable, Equatable {
         self.subscriptionQPS = subscriptionQPS
         self.messagesPerMinute = messagesPerMinute
         self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// What is wrong with settings given to `PUT /emulator/v1/quotas`.
+    var problem: String? {
+        guard subscriptionQPS >= 0, messagesPerMinute >= 0 else { return "subscription_qps and messages_per_minute must not be negative" }
+        if let retryAfterSeconds, retryAfterSeconds < 0 { return "retry_after_seconds: \(retryAfterSeconds) is negative" }
+        return nil
     }
 
     /// Fields left out of `PUT /emulator/v1/quotas` take FCM's defaults.

@@ -11,9 +11,12 @@ struct InjectedFault: Sendable, Equatable {
         self.fcmErrorCode = fcmErrorCode
     }
 
+    /// The statuses a fault may answer with: errors, and codes an HTTP response can carry.
+    static let statuses = 400...599
+
     /// `503`, or an FcmError code such as `SENDER_ID_MISMATCH` (its status from FCM's table); nil otherwise.
     init?(_ text: some StringProtocol) {
-        if let status = Int(text), (400...599).contains(status) {
+        if let status = Int(text), Self.statuses.contains(status) {
             self.init(status: status)
         } else if let status = FcmErrorCodes.statuses[String(text)] {
             self.init(status: status, fcmErrorCode: String(text))

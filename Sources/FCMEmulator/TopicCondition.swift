@@ -40,9 +40,18 @@ indirect enum TopicCondition: Sendable {
         return condition
     }
 
+    /// How deep `!` and parentheses may nest, and how often topics may be named. [GUESS] FCM's limits are
+    /// unrecorded; five topics never need more, and the parser and the tree recurse once per level: a condition
+    /// of 200,000 `!` overflowed the stack (SIGSEGV).
+    static let nestingLimit = 50
+
     private struct Parser {
         let characters: [Character]
         var index = 0
+        var depth = 0
+        /// Topics read so far, counted while parsing: a longer chain builds a tree too deep to walk.
+        var names = Set<String>()
+        var mentions = 0
 
         mutating func skipSpaces() {
             while index < characters.count, characters[index] == " " { index += 1 }
@@ -69,9 +78,9 @@ indirect enum TopicCondition: Sendable {
         }
 
         mutating func parseUnary() throws -> TopicCondition {
-            if consume("!") { return .not(try parseUnary()) }
+            if consume("!") { return .not(try nested { try $0.parseUnary() }) }
             if consume("(") {
-                let inner = try parseOr()
+                let inner = try nested { try $0.parseOr() }
                 guard consume(")") else { throw ParseError(message: "missing ')' at position \(index + 1)") }
                 return inner
             }
@@ -88,7 +97,24 @@ indirect enum TopicCondition: Sendable {
             index += 1
             guard TopicSubscriptionRoutes.isValidTopic(name) else { throw ParseError(message: "invalid topic name '\(name)'") }
             guard consume("in"), consume("topics") else { throw ParseError(message: "expected 'in topics' after '\(name)'") }
+            names.insert(name)
+            mentions += 1
+            guard names.count <= TopicCondition.topicLimit else {
+                throw ParseError(message: "a condition may use at most \(TopicCondition.topicLimit) topics, this one uses more")
+            }
+            guard mentions <= TopicCondition.nestingLimit else {
+                throw ParseError(message: "a condition may name its topics at most \(TopicCondition.nestingLimit) times")
+            }
             return .topic(name)
+        }
+
+        mutating func nested(_ parse: (inout Parser) throws -> TopicCondition) throws -> TopicCondition {
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= TopicCondition.nestingLimit else {
+                throw ParseError(message: "nested deeper than \(TopicCondition.nestingLimit) levels of ! and parentheses")
+            }
+            return try parse(&self)
         }
     }
 }

@@ -8,14 +8,14 @@ package struct ApplyOutcome {
     /// Nil when there was nothing to send.
     package var report: ApplyReport?
     package var stateName: String
-    /// The serial written at the end; nil when the final write failed (the journal keeps every record).
+    /// The serial written at the end; nil when no state was written at the end (`unsaved` says why, and where
+    /// the records are).
     package var serial: Int?
     package var desired: DesiredState
     package var deprecations: [DeprecationNotice]
     /// False for a saved plan made with `--refresh=changed`, whose topics' unchanged counts were not read.
     package var unchangedRead: Bool
-    fileprivate var saveError: (any Error)?
-    fileprivate var journalName = ""
+    package fileprivate(set) var unsaved: UnsavedState?
 }
 
 /// The apply use case: the state written before the first request and after the last, every request
@@ -116,14 +116,40 @@ package struct ApplyTransaction {
                 declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledGroups: unsettled.map(\.address))
         }
         outcome.report = report
-        outcome.journalName = store.journalDisplayName
+        if let lock, await !store.stillHolds(lock) {
+            // The state is the new holder's now: a write here, even one the compare-and-swap lets through
+            // (before the new holder's first write), would go behind its back.
+            let fate = await journal.fate()
+            if case .lost = fate, let serial = await saveUnderAFreshLock(&ledger, replacing: version) {
+                session.notices(
+                    "the state lock \(lock.info.id) was removed while this run worked, and its journal \(store.journalDisplayName) was removed "
+                        + "without being folded in, so this run held the only copy of its records: it took the lock again and recorded them "
+                        + "in the state (serial \(serial))")
+                outcome.serial = serial
+                return outcome
+            }
+            outcome.unsaved = UnsavedState(
+                reason: "the state lock \(lock.info.id) was taken over or removed while this run worked, so it wrote no state", fate: fate,
+                journalName: store.journalDisplayName)
+            return outcome
+        }
         do {
             version = try await save(&ledger, replacing: version)
             outcome.serial = ledger.serial
         } catch {
-            outcome.saveError = error
+            outcome.unsaved = UnsavedState(reason: "\(error)", fate: await journal.fate(), journalName: store.journalDisplayName)
         }
         return outcome
+    }
+
+    /// Records `ledger` under a lock taken anew, without waiting (a holder that has it now owns the state),
+    /// and only over the state this run began from: for a run whose lock and journal were both removed, which
+    /// holds the only copy of its records. Returns the serial written, or nil if either condition fails.
+    func saveUnderAFreshLock(_ ledger: inout Ledger, replacing version: StateVersion?) async -> Int? {
+        guard let fresh = try? await store.lock(operation: "apply (recording after its lock was removed)", timeout: .zero) else { return nil }
+        let saved = try? await save(&ledger, replacing: version)
+        try? await store.unlock(fresh)
+        return saved.map { _ in ledger.serial }
     }
 
     /// `--timeout`, counted from the start of the run: when it passes, the apply stops sending as it would
@@ -160,9 +186,7 @@ package struct ApplyTransaction {
 extension ApplyOutcome {
     /// How the run ends once the view has shown the outcome: nil for success, or the failure to exit with.
     package func ending(_ session: Session) -> EngineFailure? {
-        if let saveError {
-            return EngineFailure("\(saveError). Every completed operation is in \(journalName); the next run folds it in")
-        }
+        if let unsaved { return EngineFailure(unsaved.message(report)) }
         guard let report else { return nil }
         if report.stopRequested, let code = session.stop.exitCode {
             let failed = report.failures.reduce(0) { $0 + $1.registrations.count }

@@ -24,8 +24,8 @@ package enum ManifestStage {
         package var errorCount: Int { diagnostics.filter { $0.severity == .error }.count }
     }
 
-    package static func load(_ paths: [String], environment: [String: String]) -> Result {
-        let result = ManifestLoader().load(paths: paths)
+    package static func load(_ paths: [String], outsidePaths: PathConfinement.Policy, environment: [String: String]) -> Result {
+        let result = ManifestLoader(outsidePaths: outsidePaths).load(paths: paths)
         var diagnostics = result.diagnostics
         if let manifest = result.manifest, let missing = ProjectIDRule.check(manifest, environment: environment) {
             diagnostics.append(missing)

@@ -96,7 +96,7 @@ extension Session {
         }
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
-        for notice in deprecations { notices.warning(notice.message) }
+        for notice in deprecations { notices.warning(settings.verbose ? notice.message : notice.summary) }
         return ComputedPlan(
             desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations)
     }

@@ -53,17 +53,28 @@ package enum PlatformDeprecations {
                     "Since \(text(groupsClosedToNewProjects)) FCM refuses device groups to projects that did not use them before: "
                     + "this plan creates a group, which fails in such a project. "
             }
+            let summary =
+                "device groups are removed from FCM on \(text(groupsRemoved)) (\(days(left)) left)"
+                + (createsGroups && cutoff <= 0
+                    ? "; this plan creates one, which projects new to them cannot since \(text(groupsClosedToNewProjects))" : "")
+                + " (--verbose for the next step)"
             notices.append(
-                DeprecationNotice(id: "device_groups", date: text(groupsRemoved), daysLeft: left, message: message + "Next step: " + groupsNextStep))
+                DeprecationNotice(
+                    id: "device_groups", date: text(groupsRemoved), daysLeft: left, message: message + "Next step: " + groupsNextStep,
+                    summary: summary))
         }
         if usesIID, now < iidRemoved {
             let left = daysLeft(until: iidRemoved, now: now)
+            let closed = now >= iidClosedToNewProjects ? "closed to new projects since" : "closes to new projects on"
             notices.append(
                 DeprecationNotice(
                     id: "iid_topic_api", date: text(iidRemoved), daysLeft: left,
                     message:
-                        "the legacy Instance ID topic API (topicApi: iid) is turned down on \(text(iidRemoved)) (\(days(left)) left). Next step: "
-                        + iidNextStep))
+                        "the legacy Instance ID topic API (topicApi: iid) \(closed) \(text(iidClosedToNewProjects)) and is turned down on "
+                        + "\(text(iidRemoved)) (\(days(left)) left). Next step: " + iidNextStep,
+                    summary:
+                        "the Instance ID topic API (topicApi: iid) is turned down on \(text(iidRemoved)) (\(days(left)) left), "
+                        + "\(closed) \(text(iidClosedToNewProjects)) (--verbose for the next step)"))
         }
         return notices
     }

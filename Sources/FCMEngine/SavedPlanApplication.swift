@@ -50,12 +50,12 @@ package struct SavedPlanApplication {
     /// what it declares, and where it says the state is (`state:`), if it does. `showErrors` shows the
     /// manifest's diagnostics when it no longer loads.
     package func checkManifest(
-        paths: [String], environment: [String: String], showErrors: ([String: [UInt8]], [Diagnostic]) -> Void
+        paths: [String], outsidePaths: PathConfinement.Policy, environment: [String: String], showErrors: ([String: [UInt8]], [Diagnostic]) -> Void
     ) throws -> (DesiredState, String?) {
         guard paths.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
             throw Self.stale("the manifest \(paths.joined(separator: ", ")) is not here, so the plan's operations cannot be checked against it")
         }
-        let result = ManifestStage.load(paths, environment: environment)
+        let result = ManifestStage.load(paths, outsidePaths: outsidePaths, environment: environment)
         guard ManifestDigest.of(result.sources) == saved.manifestDigest else {
             throw EngineFailure(
                 "the saved plan is stale: the manifest \(paths.joined(separator: ", ")) changed since the plan was made. Nothing was sent; run plan again",

@@ -52,7 +52,7 @@ package enum SavedPlanFile {
         do {
             return try decoder.decode(SavedPlan.self, from: data)
         } catch {
-            throw SavedPlanError("\(path): not a plan written by `fcmctl plan -out` (\(error))")
+            throw SavedPlanError("\(path): not a plan written by `fcmctl plan -out`: \(DecodingProblem.text(error)). Pass the file plan -out wrote")
         }
     }
 }

@@ -260,7 +260,8 @@ extension Session {
         } catch {
             throw EngineFailure("cannot check the imported YAML beside the manifests (\(scratch.path): \(error)); nothing was written or recorded")
         }
-        let result = ManifestStage.load(request.paths + [file], environment: environment)
+        // The manifests were read inside the repository already; the scratch file beside them is fcmctl's own.
+        let result = ManifestStage.load(request.paths + [file], outsidePaths: .anywhere, environment: environment)
         guard let loaded = result.loaded else {
             let shown = request.output ?? "the printed YAML"
             let errors = result.diagnostics.filter { $0.severity == .error }

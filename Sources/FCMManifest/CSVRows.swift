@@ -21,10 +21,16 @@ struct CSVRows {
     mutating func next() -> Row? {
         guard index < bytes.count, problem == nil else { return nil }
         let start = line
+        let startIndex = index
         var fields: [String] = []
         var field: [UInt8] = []
         var quoted = false
         while index < bytes.count {
+            if index - startIndex > DeviceFileReader.maximumLineBytes {
+                problem = DeviceFileReader.tooLong(nil)
+                line = start
+                return nil
+            }
             let byte = bytes[index]
             index += 1
             if quoted {

@@ -22,6 +22,17 @@ struct DeviceFileReader {
 
     static let jsonKeys = ["name", "token", "fid", "labels"]
 
+    /// A device's line is a few hundred bytes; one of a mebibyte is a broken export, and parsing a gigabyte
+    /// line would take several gigabytes of memory before saying so.
+    static let maximumLineBytes = 1_048_576
+
+    /// `bytes`: the line's length, when it was measured to its end.
+    static func tooLong(_ bytes: Int?) -> String {
+        let size = bytes.map { "\($0 / 1_048_576) MiB long" } ?? "longer than 1 MiB"
+        return "the line is \(size), more than the 1 MiB a device's line may be; check the export "
+            + "(a missing line break, or a binary file named as a device file)"
+    }
+
     mutating func read(_ bytes: [UInt8], file: String, format: Format) -> [ManifestDevice] {
         switch format {
         case .jsonLines: return jsonLines(bytes, file: file)
@@ -41,6 +52,10 @@ struct DeviceFileReader {
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+            if trimmed.count > Self.maximumLineBytes {
+                error(Self.tooLong(trimmed.count), file, lineNumber)
+                continue
+            }
             if trimmed.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed)) as? [String: Any] else {
                 error("this line is not a JSON object: each line of a JSON Lines device file is one device", file, lineNumber)

@@ -25,9 +25,11 @@ package struct ManifestLoadResult: Sendable {
 /// the whole, and reports all problems at once.
 package struct ManifestLoader: Sendable {
     package var reader: YAMLReader
+    package var outsidePaths: PathConfinement.Policy
 
-    package init(reader: YAMLReader = YAMLReader()) {
+    package init(reader: YAMLReader = YAMLReader(), outsidePaths: PathConfinement.Policy) {
         self.reader = reader
+        self.outsidePaths = outsidePaths
     }
 
     /// A fleet of 100,000 devices is 26 MB in all; one file ten times that is a mistake, not a manifest.
@@ -37,8 +39,9 @@ package struct ManifestLoader: Sendable {
         var diagnostics: [Diagnostic] = []
         var sources: [String: [UInt8]] = [:]
         var parts: [Manifest] = []
+        let confinement = PathConfinement(outsidePaths, firstPath: paths.first)
         // A worklist: `include` adds manifests as they are read; each file is read once, whoever names it.
-        var queue = expand(paths, diagnostics: &diagnostics)
+        var queue = expand(paths, confinement, diagnostics: &diagnostics)
         let ownFiles = queue
         var includedFiles: [String] = []
         var seen = Set(queue.map(Self.identity))
@@ -57,7 +60,7 @@ package struct ManifestLoader: Sendable {
                 continue
             }
             do {
-                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+                bytes = try FileBytes.read(file)
             } catch {
                 diagnostics.append(
                     .error(
@@ -83,11 +86,23 @@ package struct ManifestLoader: Sendable {
             part.deviceFiles = []
             for entry in part.includes {
                 let target = Self.relative(entry.value, to: file)
+                if let refused = confinement.refusal(target, written: entry.value) {
+                    diagnostics.append(.error("include: \(refused)", at: entry.location))
+                    continue
+                }
                 guard FileManager.default.fileExists(atPath: target) else {
                     diagnostics.append(.error("include: \(target) does not exist; the path is relative to this manifest", at: entry.location))
                     continue
                 }
-                for included in expand([target], diagnostics: &diagnostics, includedAt: entry.location)
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), !isDirectory.boolValue, !Self.isYAML(target) {
+                    diagnostics.append(
+                        .error(
+                            "include: \(entry.value) is not a *.yaml or *.yml file; include names manifests (a file or a directory of them), "
+                                + "devices in CSV or JSON Lines go under deviceFiles", at: entry.location))
+                    continue
+                }
+                for included in expand([target], confinement, diagnostics: &diagnostics, includedAt: entry.location)
                 where seen.insert(Self.identity(included)).inserted {
                     queue.append(included)
                     includedFiles.append(included)
@@ -95,7 +110,9 @@ package struct ManifestLoader: Sendable {
             }
             part.includes = []
             parts.append(part)
-            for entry in files { parts.append(deviceFile(entry, of: file, diagnostics: &diagnostics, sources: &sources)) }
+            for entry in files {
+                parts.append(deviceFile(entry, of: file, confinement, diagnostics: &diagnostics, sources: &sources))
+            }
         }
         let merged = merge(parts, diagnostics: &diagnostics)
         let resolution = ManifestResolver(merged).resolve()
@@ -111,14 +128,19 @@ package struct ManifestLoader: Sendable {
 
     /// One device file as a manifest part of its own, so a name defined twice is reported at both places.
     func deviceFile(
-        _ entry: Located<String>, of manifest: String, diagnostics: inout [Diagnostic], sources: inout [String: [UInt8]]
+        _ entry: Located<String>, of manifest: String, _ confinement: PathConfinement, diagnostics: inout [Diagnostic],
+        sources: inout [String: [UInt8]]
     ) -> Manifest {
         var part = Manifest()
         let path = Self.relative(entry.value, to: manifest)
         guard let format = DeviceFileReader.Format(path: path) else { return part }
+        if let refused = confinement.refusal(path, written: entry.value) {
+            diagnostics.append(.error("deviceFiles: \(refused)", at: entry.location))
+            return part
+        }
         let bytes: [UInt8]
         do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes = try FileBytes.read(path)
         } catch {
             diagnostics.append(
                 .error("cannot read the device file \(path): \(Self.reason(error)); check the path, relative to this manifest", at: entry.location))
@@ -150,6 +172,12 @@ package struct ManifestLoader: Sendable {
         return part
     }
 
+    /// Only YAML is quoted in errors: a device file's line may hold more than the field at fault.
+    package static func isYAML(_ path: String) -> Bool {
+        let ext = (path as NSString).pathExtension.lowercased()
+        return ext == "yaml" || ext == "yml"
+    }
+
     static func relative(_ path: String, to manifest: String) -> String {
         path.hasPrefix("/") ? path : (PathText.directory(of: manifest) as NSString).appendingPathComponent(path)
     }
@@ -160,6 +188,7 @@ package struct ManifestLoader: Sendable {
     }
 
     static func reason(_ error: any Error) -> String {
+        if let error = error as? FileBytes.CannotRead { return error.reason }
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))
@@ -169,9 +198,15 @@ package struct ManifestLoader: Sendable {
     }
 
     /// `includedAt`: where an `include` names the paths, so an error about them points there.
-    func expand(_ paths: [String], diagnostics: inout [Diagnostic], includedAt: SourceLocation? = nil) -> [String] {
+    func expand(
+        _ paths: [String], _ confinement: PathConfinement, diagnostics: inout [Diagnostic], includedAt: SourceLocation? = nil
+    ) -> [String] {
         var files: [String] = []
         for path in paths {
+            if let refused = confinement.refusal(path) {
+                diagnostics.append(.error(includedAt == nil ? refused : "include: \(refused)", at: includedAt))
+                continue
+            }
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 diagnostics.append(
@@ -188,7 +223,13 @@ package struct ManifestLoader: Sendable {
                 let included = includedAt == nil ? "" : " (a base file deleted or renamed?); include a directory that holds the shared manifests"
                 diagnostics.append(.error("\(path): the directory holds no *.yaml or *.yml files" + included, at: includedAt))
             }
-            files.append(contentsOf: yaml.map { (path as NSString).appendingPathComponent($0) })
+            for entry in yaml.map({ (path as NSString).appendingPathComponent($0) }) {
+                if let refused = confinement.refusal(entry) {
+                    diagnostics.append(.error(includedAt == nil ? refused : "include: \(refused)", at: includedAt))
+                } else {
+                    files.append(entry)
+                }
+            }
         }
         return files
     }

@@ -60,11 +60,11 @@ package struct Applier: Sendable {
     /// an answer is then recorded where it arrived, without waking another thread. nil: anywhere.
     package let executor: (any TaskExecutor)?
     /// Told how many operations settled (done, gone or failed), from the writer thread: the progress line.
-    package var progress: (@Sendable (Int) -> Void)?
+    package var progress: (@Sendable (ProgressCount) -> Void)?
 
     package init(
         service: any FCMService, limit: ConcurrencyLimit, window: Int? = nil, executor: (any TaskExecutor)? = nil,
-        progress: (@Sendable (Int) -> Void)? = nil
+        progress: (@Sendable (ProgressCount) -> Void)? = nil
     ) {
         self.progress = progress
         self.service = service
@@ -190,6 +190,7 @@ package struct Applier: Sendable {
                 notAttempted(address, action, registrations, reason: report.stopped ?? error.reason)
                 return
             }
+            output.fail(registrations.count)
             if Applier.outcomeUnknown(error) {
                 for event in events { event.markPending(in: &ledger) }
                 report.unsettled += registrations.count
@@ -424,6 +425,7 @@ package struct Applier: Sendable {
                 run.report.outcomes.append(
                     OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
             case .failed(let code):
+                run.output.fail(1)
                 run.report.outcomes.append(
                     OperationOutcome(
                         address: address, action: batch.action.rawValue, registrations: [registration],

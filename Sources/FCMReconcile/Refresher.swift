@@ -13,10 +13,10 @@ package struct Refresher: Sendable {
     package let executor: (any TaskExecutor)?
     /// Told of registrations and groups read, from a writer thread of the refresh's own (`RunOutput`): the
     /// progress line, which must not hold up the reads.
-    package var progress: (@Sendable (Int) -> Void)?
+    package var progress: (@Sendable (ProgressCount) -> Void)?
 
     package init(
-        service: any FCMService, limit: ConcurrencyLimit, executor: (any TaskExecutor)? = nil, progress: (@Sendable (Int) -> Void)? = nil
+        service: any FCMService, limit: ConcurrencyLimit, executor: (any TaskExecutor)? = nil, progress: (@Sendable (ProgressCount) -> Void)? = nil
     ) {
         self.progress = progress
         self.service = service

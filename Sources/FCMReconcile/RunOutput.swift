@@ -12,7 +12,7 @@ package final class RunOutput: Sendable {
     private let thread: WriterThread
     private let relay: ProgressRelay?
 
-    package init(progress: (@Sendable (Int) -> Void)?) {
+    package init(progress: (@Sendable (ProgressCount) -> Void)?) {
         let relay = progress.map { ProgressRelay($0) }
         self.relay = relay
         var tick: (@Sendable () -> Void)?
@@ -23,6 +23,11 @@ package final class RunOutput: Sendable {
     /// Counts operations settled; the progress callback hears of them on the writer thread.
     package func advance(_ count: Int) {
         relay?.add(count)
+    }
+
+    /// Counts operations that failed (they are counted settled by `advance` too): a CI log says so as it goes.
+    package func fail(_ count: Int) {
+        relay?.fail(count)
     }
 
     /// Appends on the writer thread and returns once `journal` has the lines.
@@ -41,12 +46,24 @@ package final class RunOutput: Sendable {
     }
 }
 
+/// Operations settled since the last report, and how many of them failed.
+package struct ProgressCount: Sendable, Equatable {
+    package var settled: Int
+    package var failed: Int
+
+    package init(settled: Int, failed: Int = 0) {
+        self.settled = settled
+        self.failed = failed
+    }
+}
+
 /// Operations settled and not yet reported. An add is all a request's task pays; the writer thread reports.
 final class ProgressRelay: Sendable {
     private let pending = Atomic<Int>(0)
-    private let report: @Sendable (Int) -> Void
+    private let failed = Atomic<Int>(0)
+    private let report: @Sendable (ProgressCount) -> Void
 
-    init(_ report: @escaping @Sendable (Int) -> Void) {
+    init(_ report: @escaping @Sendable (ProgressCount) -> Void) {
         self.report = report
     }
 
@@ -54,8 +71,12 @@ final class ProgressRelay: Sendable {
         pending.add(count, ordering: .relaxed)
     }
 
+    func fail(_ count: Int) {
+        failed.add(count, ordering: .relaxed)
+    }
+
     func flush() {
-        let count = pending.exchange(0, ordering: .relaxed)
-        if count > 0 { report(count) }
+        let count = ProgressCount(settled: pending.exchange(0, ordering: .relaxed), failed: failed.exchange(0, ordering: .relaxed))
+        if count.settled > 0 || count.failed > 0 { report(count) }
     }
 }

@@ -95,22 +95,57 @@ package struct FileObjectStorage: ObjectStorage {
     /// process, a backup tool) is reported rather than waited on without end.
     static let directoryLockPatience = 10.0
 
+    /// How long a wait with a deadline (DirectoryLockDeadline) still gives the flock once the deadline has
+    /// come: a live fcmctl holds it for a compare and a replace, so `--lock-timeout 0` is not refused over
+    /// such a moment, and a deadline is never overrun by more than this.
+    static let momentaryHold = 0.2
+
     private func withDirectoryLock<T>(_ body: () throws -> T) async throws -> T {
         let fd = open(displayName, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw StateError("\(displayName): cannot open the state directory: \(FileIO.errnoText())") }
         defer { close(fd) }
-        let giveUp = clock.now() + Self.directoryLockPatience
+        let start = clock.now()
+        let deadline = DirectoryLockDeadline.value
+        let giveUp = deadline.map { max($0, start + Self.momentaryHold) } ?? start + Self.directoryLockPatience
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             guard errno == EWOULDBLOCK else { throw StateError("\(displayName): cannot lock the state directory: \(FileIO.errnoText())") }
-            if clock.now() >= giveUp {
-                throw StateError(
-                    "\(displayName): another process holds the state directory's lock (flock) for more than \(Int(Self.directoryLockPatience)) s; "
-                        + "find it with `fuser -v \(displayName)`")
+            let now = clock.now()
+            if now >= giveUp {
+                throw DirectoryLockBusy(
+                    directory: displayName, waited: now - start, holder: FlockHolder.describe(fd: fd), underDeadline: deadline != nil)
             }
-            try await clock.sleep(seconds: 0.01)
+            try await clock.sleep(seconds: min(0.01, giveUp - now))
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
     }
+}
+
+/// The deadline of whoever waits for the directory's flock with a limit of its own: taking the state lock
+/// under `--lock-timeout` (StateManager.lock). The flock is then waited on until that deadline, not for the
+/// fixed `directoryLockPatience`, which had made `--lock-timeout 3s` wait 10 s. A task-local value, because
+/// the flock is taken deep inside a conditional write that knows nothing of the lock's deadline.
+enum DirectoryLockDeadline {
+    @TaskLocal static var value: Double?
+}
+
+/// Another process held the state directory's flock for longer than this run would wait.
+struct DirectoryLockBusy: Error, CustomStringConvertible {
+    let directory: String
+    let waited: Double
+    /// "pid 4242 (python3)", when the system says who holds it.
+    let holder: String?
+    /// Waited until `--lock-timeout` ran out, rather than for the fixed patience of a write.
+    let underDeadline: Bool
+
+    var description: String {
+        let who = holder.map { "another process (\($0))" } ?? "another process"
+        let find = holder == nil ? "; find it with `fuser -v \(directory)`" : ""
+        return "\(directory): \(who) holds the state directory's lock (flock), and this run gave up after \(Self.seconds(waited))\(find). "
+            + "A live fcmctl holds it only for moments: wait for that process to finish, or stop it"
+            + (underDeadline ? ", or pass a longer --lock-timeout" : "")
+    }
+
+    static func seconds(_ value: Double) -> String { value < 10 ? "\((value * 10).rounded() / 10) s" : "\(Int(value.rounded())) s" }
 }

@@ -66,4 +66,6 @@ private final class FailingJournal: StateJournal {
     }
 
     var bytesWritten: Int { get async { await inner.bytesWritten } }
+
+    func fate() async -> JournalFate { await inner.fate() }
 }

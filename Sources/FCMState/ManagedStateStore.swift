@@ -25,4 +25,9 @@ extension ManagedStateStore {
     /// Renews the lease of `lock` now (tests on a ManualClock, which renew by hand).
     @discardableResult
     package func renew(_ lock: StateLock) async -> Bool { await manager.renew(lock) }
+    /// A renewal is the question: it goes through only while the lock is still the one this process wrote.
+    package func stillHolds(_ lock: StateLock) async -> Bool {
+        guard !lock.isLost else { return false }
+        return await manager.renew(lock)
+    }
 }

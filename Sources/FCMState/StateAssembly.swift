@@ -98,19 +98,23 @@ package enum StateAssembly {
     }
 
     /// The last serial a store recorded writing, from its serial record.
-    package static func recordedSerial(_ bytes: [UInt8]?) -> (lineage: String, serial: Int)? {
+    package static func recordedSerial(_ bytes: [UInt8]?) -> RecordedSerial? {
         guard let bytes, let record = try? JSONParser.parse(bytes), let lineage = record["lineage"]?.string, let serial = record["serial"]?.int
         else { return nil }
-        return (lineage, serial)
+        return RecordedSerial(lineage: lineage, serial: serial, format: record["format"]?.int)
     }
 
-    /// The serial record a store writes beside the state after each write (read by `recordedSerial`).
+    /// The serial record a store writes beside the state after each write (read by `recordedSerial`). It names
+    /// the format written too, so a state whose version was lowered afterwards is told from a genuine old one
+    /// (StateVersionRules); fcmctl versions that wrote no `format` read the record as before.
     package static func serialRecord(_ ledger: Ledger) -> [UInt8] {
         var record = JSONWriter()
         record.raw("{\"lineage\":")
         record.string(ledger.lineage)
         record.raw(",\"serial\":")
         record.int(ledger.serial)
+        record.raw(",\"format\":")
+        record.int(StateFileFormat.currentVersion)
         record.raw("}\n")
         return record.bytes
     }

@@ -10,6 +10,13 @@ import FCMCore
 /// records. Version 2 stores each registration once (`tokens`, then `fids`, each sorted) and refers to it by its
 /// position in that sequence, so a fleet's state stays small; one topic or group per line keeps it diffable.
 /// Version 1 (every membership spelled out) is read and upgraded on the next write.
+///
+/// The version a state names is itself covered by the checksum (it is among the bytes before it), but a
+/// reader that took the version on its word before checking anything let `"version": 4` edited to 2 skip the
+/// checksum. So the version is never taken on its word: a checksum is verified whatever version the state
+/// names, and a state that names a version older than one of its fields (StateVersionRules) is refused. This
+/// is a rule of the reader, not a new format: version-4 files (and older ones) read as before, and a
+/// version-4 fcmctl still reads what this one writes.
 package enum StateFileFormat {
     package static let currentVersion = 4
     /// Fields a state may have; any other is damage (a renamed `topics` once read as "no topics").
@@ -193,15 +200,15 @@ package enum StateFileFormat {
         guard let found else {
             throw StateError(
                 "\(source): the state has no checksum; it was cut short or edited. Restore it from a backup (a GCS state keeps older "
-                    + "generations), or push the state you mean with `fcmctl state push`")
+                    + "generations), or check the file and put back the state you mean with `fcmctl state push --force FILE`")
         }
         let start = found + marker.count
         let digits = bytes[start...].prefix { $0 != UInt8(ascii: "\"") }
         let stored = String(decoding: digits, as: UTF8.self)
         guard stored == checksum(bytes[..<found]) else {
             throw StateError(
-                "\(source): the state's checksum does not match its content: it was damaged or edited. Restore it from a backup, or "
-                    + "push the state you mean with `fcmctl state push`")
+                "\(source): the state's checksum does not match its content (its version included): it was damaged or edited. Restore "
+                    + "it from a backup, or check the file and put back the state you mean with `fcmctl state push --force FILE`")
         }
     }
 
@@ -245,10 +252,17 @@ package enum StateFileFormat {
     }
 
     /// Lineage and serial, read from the head of a state this encoder wrote (without building the whole
-    /// ledger a second time beside the one about to be written); any other layout is decoded in full.
+    /// ledger a second time beside the one about to be written); any other layout is parsed for those two
+    /// fields alone. This is the version a write is conditional on, and `state push --force` must be able to
+    /// replace a state that reading refuses (a lowered or removed version, a checksum that does not match).
     package static func version(of bytes: [UInt8], source: String) throws -> StateVersion {
         if let head = headVersion(bytes) { return head }
-        let decoded = try decode(bytes, source: source)
+        if let document = try? JSONParser.parse(bytes), let lineage = document["lineage"]?.string, !lineage.isEmpty,
+            let serial = document["serial"]?.int, serial >= 0
+        {
+            return StateVersion(lineage: lineage, serial: serial)
+        }
+        let decoded = try decode(bytes, source: source, checkingChecksum: false)
         return StateVersion(lineage: decoded.ledger.lineage, serial: decoded.ledger.serial)
     }
 
@@ -297,15 +311,26 @@ package enum StateFileFormat {
             StateError("\(source): the state is not valid fcmctl state: field '\(field)' \(problem); restore it from a backup")
         }
         guard case .object(let fields) = document else { throw StateError("\(source): the state is not a JSON object; restore it from a backup") }
-        guard let version = document["version"]?.int else { throw invalid("version", "is missing or not a number") }
-        guard version >= 1 else { throw invalid("version", "is \(version), not a state format version (1 to \(currentVersion))") }
-        guard version <= currentVersion else {
-            throw StateError("\(source): state format version \(version) is newer than this fcmctl understands (\(currentVersion)); upgrade fcmctl")
+        guard let named = document["version"]?.int else {
+            throw StateVersionRules.refusal(
+                source, "field 'version' is missing or not a number: without it nothing says which checks its content must pass")
+        }
+        guard named >= 1 else {
+            throw StateVersionRules.refusal(source, "field 'version' is \(named), not a state format version (1 to \(currentVersion))")
+        }
+        guard named <= currentVersion else {
+            throw StateError("\(source): state format version \(named) is newer than this fcmctl understands (\(currentVersion)); upgrade fcmctl")
         }
         if let unknown = fields.keys.filter({ !knownFields.contains($0) }).sorted().first {
             throw invalid(unknown, "is not a field of a state")
         }
-        if version >= 3 && checkingChecksum { try verifyChecksum(Array(bytes), source: source) }
+        var version = named
+        if let newer = StateVersionRules.newestField(of: document), newer.version > named {
+            // A pushed file is one a person checked: it is read as the version its fields show.
+            guard !checkingChecksum else { throw StateVersionRules.lowered(source, named: named, field: newer.field, since: newer.version) }
+            version = newer.version
+        }
+        if checkingChecksum && (version >= 3 || fields["checksum"] != nil) { try verifyChecksum(Array(bytes), source: source) }
         guard let lineage = document["lineage"]?.string, !lineage.isEmpty else { throw invalid("lineage", "is missing") }
         guard let serial = document["serial"]?.int, serial >= 0 else { throw invalid("serial", "is missing or negative") }
         for required in ["groups", "topics"] where version >= 2 {

@@ -5,13 +5,28 @@ import Synchronization
 final class AppendedJournal: StateJournal {
     private let object: any AppendableObject
     private let written: Mutex<Int>
+    private let manager: StateManager
+    private let header: JournalFormat.RunHeader
 
-    init(object: any AppendableObject, bytes: Int) {
+    init(object: any AppendableObject, bytes: Int, manager: StateManager, header: JournalFormat.RunHeader) {
         self.object = object
         written = Mutex(bytes)
+        self.manager = manager
+        self.header = header
+    }
+
+    /// Still there if the journal object holds this run's header: a run that took over may have folded this
+    /// one's journal and begun its own under the same name.
+    func fate() async -> JournalFate {
+        let (manager, name, run) = (manager, manager.layout.journal, header.run)
+        return await manager.fate(of: header) {
+            var runs = Set<String>()
+            return try await manager.storage.forEachLine(name) { StateAssembly.addRun($0, to: &runs) } && runs.contains(run)
+        }
     }
 
     func append(_ entries: [JournalEntry]) async throws {
+        try manager.requireLeaseForJournal()
         var bytes: [UInt8] = []
         JournalFormat.encode(entries, into: &bytes)
         try object.append(bytes)
@@ -34,11 +49,19 @@ final class SegmentedJournal: StateJournal {
 
     private let manager: StateManager
     private let stem: String
+    private let header: JournalFormat.RunHeader
     private let progress = Mutex(Progress())
 
-    init(manager: StateManager, stem: String) {
+    init(manager: StateManager, stem: String, header: JournalFormat.RunHeader) {
         self.manager = manager
         self.stem = stem
+        self.header = header
+    }
+
+    /// Still there while any segment of this run is: the stem names the run, so another run's are not counted.
+    func fate() async -> JournalFate {
+        let (storage, stem) = (manager.storage, stem)
+        return await manager.fate(of: header) { !(try await storage.list(prefix: stem)).isEmpty }
     }
 
     func append(_ entries: [JournalEntry]) async throws {
@@ -48,6 +71,7 @@ final class SegmentedJournal: StateJournal {
     }
 
     func write(_ bytes: [UInt8]) async throws {
+        try manager.requireLeaseForJournal()
         let name: String = try progress.withLock {
             if let broken = $0.broken { throw StateError(broken) }
             $0.sequence += 1

@@ -46,7 +46,7 @@ package enum StateMedium: Sendable {
     /// The end of the message of a lost compare-and-swap.
     var conflictAdvice: String {
         self == .bucket
-            ? "Another writer got there first; nothing was written by this run, and its journal segments are kept. Run again to plan on the newer state"
+            ? "Another writer got there first; nothing was written by this run. Run again to plan on the newer state"
             : "Another run wrote it; nothing was written by this one. Run again to plan on the newer state"
     }
 }

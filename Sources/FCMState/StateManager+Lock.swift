@@ -29,7 +29,20 @@ extension StateManager {
             processStart: identity.processStart, operation: operation, created: created, expires: created.addingTimeInterval(lease),
             version: version)
         while true {
-            switch try await acquireOnce(mine) {
+            let attempt: Attempt
+            do {
+                attempt = try await DirectoryLockDeadline.$value.withValue(deadline) { try await acquireOnce(mine) }
+            } catch let busy as DirectoryLockBusy {
+                // The lock document is read without the flock: if a live run holds the state lock (and the flock
+                // only for a moment of its own), that is the holder to name, with the exit of a held lock.
+                if let (holder, _) = try? await readLock(), holder.id != mine.id,
+                    LockDocument.staleReason(holder, identity: identity, now: clock.wallTime()) == nil
+                {
+                    throw StateLockedError(holder: holder, store: displayName, now: clock.wallTime())
+                }
+                throw StateError("\(busy)")
+            }
+            switch attempt {
             case .acquired(let lock):
                 return lock
             case .released:
@@ -168,4 +181,16 @@ extension StateManager {
     }
 
     package func currentLock() async throws -> LockInfo? { try await readLock()?.0 }
+
+    /// Refuses a journal append once a lease this store holds has gone a whole lease unrenewed (the process
+    /// was paused, or renewals kept failing): another run may hold the lock by now and have folded and removed
+    /// this run's journal, and a segment written then would be a stray in its store. Such a run sends no more
+    /// requests either (LeaseFence), so there is nothing new to journal.
+    func requireLeaseForJournal() throws {
+        let now = clock.now()
+        guard let stale = leases.withLock({ $0.first { now - $0.value.confirmed >= lease }?.key }) else { return }
+        throw StateError(
+            "the state lock \(stale) went \(Int(lease)) s without a renewal (another run may hold it now), so nothing more is written "
+                + "to the journal")
+    }
 }

@@ -81,7 +81,12 @@ package final class StateManager: StateStore {
         let journal = try await readJournal()
         let marker = try await attempt("reading the state's serial record") { try await storage.get(layout.serial) }
         if let decoded {
-            try checkNotRolledBack(decoded.ledger, recorded: StateAssembly.recordedSerial(marker?.bytes))
+            let recorded = StateAssembly.recordedSerial(marker?.bytes)
+            try checkNotRolledBack(decoded.ledger, recorded: recorded)
+            if let recorded, let format = recorded.format, decoded.formatVersion < format {
+                throw StateVersionRules.olderThanRecorded(
+                    statePath, named: decoded.formatVersion, recorded: recorded, recordPath: layout.locate(layout.serial))
+            }
         } else {
             try StateAssembly.refuseMissingState(statePath, marker: marker != nil, journal: !journal.names.isEmpty)
         }
@@ -93,7 +98,7 @@ package final class StateManager: StateStore {
 
     /// A state older than the last one this store wrote is a restored copy: running on it would forget every
     /// record made since, so it is refused until a person says so (`state push --force`).
-    private func checkNotRolledBack(_ ledger: Ledger, recorded: (lineage: String, serial: Int)?) throws {
+    private func checkNotRolledBack(_ ledger: Ledger, recorded: RecordedSerial?) throws {
         guard let recorded, recorded.lineage == ledger.lineage, ledger.serial < recorded.serial else { return }
         if layout.medium == .bucket {
             throw StateConflictError(
@@ -228,14 +233,39 @@ package final class StateManager: StateStore {
                 try? await storage.delete(layout.journal, ifGenerationMatch: nil)
                 throw StateError("\(error); nothing was sent")
             }
-            return AppendedJournal(object: object, bytes: headerBytes.count)
+            return AppendedJournal(object: object, bytes: headerBytes.count, manager: self, header: header)
         }
         let serial = String(base.serial)
         let stem = layout.journal + String(repeating: "0", count: max(0, 12 - serial.count)) + serial + "-" + header.run
-        let journal = SegmentedJournal(manager: self, stem: stem)
+        let journal = SegmentedJournal(manager: self, stem: stem, header: header)
         // Proves the medium takes writes before the first request is sent.
         try await journal.write(headerBytes)
         return journal
+    }
+
+    /// What became of the journal a run began with `header`, when that run could not write the state at its
+    /// end. `present` says whether the journal's objects are still there. Gone, and the state moved on from the
+    /// serial the run began on, means a later write folded it in: every write folds each journal it finds
+    /// (the run that took over the lock writes before its first request). Gone while the state did not move
+    /// on, or was replaced by another lineage, means nothing took its records in.
+    func fate(of header: JournalFormat.RunHeader, present: () async throws -> Bool) async -> JournalFate {
+        do {
+            if try await present() { return .kept }
+            let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
+            guard let stored else { return .lost(why: "the state \(statePath) is gone too") }
+            let now = try StateFileFormat.version(of: stored.bytes, source: statePath)
+            guard now.lineage == header.lineage else {
+                return .lost(why: "the state \(statePath) was replaced by one of lineage \(now.lineage), serial \(now.serial)")
+            }
+            guard now.serial > header.baseSerial else {
+                return .lost(
+                    why: "the state \(statePath) is still at serial \(now.serial), where this run began, so the journal was removed "
+                        + "without being folded in")
+            }
+            return .folded(base: header.baseSerial, now: now.serial)
+        } catch {
+            return .unknown("\(error)")
+        }
     }
 
     /// An empty journal object (space reserved by a run that stopped before its header) holds nothing.

@@ -58,7 +58,7 @@ package struct ApplyTextRenderer {
     }
 
     /// A problem as its stderr line: `error: …`, `warning: …`, `note: …`.
-    package static func line(_ problem: Diagnostic) -> String { "\(problem.severity.rawValue): \(problem.message)" }
+    package static func line(_ problem: Diagnostic) -> String { "\(problem.severity.rawValue): \(PrintableText.lines(problem.message))" }
 
     package static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
         outcomes.sorted {
@@ -70,9 +70,12 @@ package struct ApplyTextRenderer {
     package static func summary(_ report: ApplyReport) -> String {
         let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
         let gone = report.gone.count
+        // A run stopped by SIGINT or SIGTERM did not fail: it was interrupted, and a re-run continues it.
+        let ending = report.stopRequested ? "interrupted" : report.succeeded ? "complete" : "finished with failures"
         return
-            "Apply \(report.succeeded ? "complete" : "finished with failures"): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
-            + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), \(failed) failed."
+            "Apply \(ending): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
+            + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), \(failed) failed"
+            + (report.stopRequested ? ", \(report.notAttempted) not attempted (re-run to continue)." : ".")
             + (report.unsettled > 0
                 ? " \(report.unsettled) of the failed may have happened (no answer said): they stay pending in the state until the next plan reads FCM."
                 : "")

@@ -43,7 +43,8 @@ package struct DiagnosticPrinter {
     }
 
     package func render(_ diagnostic: Diagnostic) -> String {
-        var text = diagnostic.headline
+        // A message may quote what it refuses (a YAML key, a CSV column, a file name): shown escaped.
+        var text = PrintableText.lines(diagnostic.headline)
         guard let location = diagnostic.location, let line = sourceLine(location) else { return text }
         // The quoted line may hold a registration: it is redacted like every other output.
         let before = String(line.prefix(max(0, location.column - 1)))
@@ -54,18 +55,7 @@ package struct DiagnosticPrinter {
 
     /// A quoted source line reaches a terminal and a CI log: its control characters (ESC, BEL, NUL, a CR
     /// that would start a line of its own) are shown escaped, never sent raw.
-    static func printable(_ line: String) -> String {
-        guard line.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || (0x7F...0x9F).contains($0.value) }) else { return line }
-        var out = ""
-        for scalar in line.unicodeScalars {
-            if scalar.value < 0x20 && scalar != "\t" || (0x7F...0x9F).contains(scalar.value) {
-                out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func printable(_ line: String) -> String { PrintableText.escaped(line, keeping: ["\t"]) }
 
     package func json(_ diagnostics: [Diagnostic]) -> String {
         let items: [[String: Any]] = diagnostics.map { diagnostic in
@@ -85,11 +75,14 @@ package struct DiagnosticPrinter {
             "diagnostics": items,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        return PrintableText.jsonVisible(String(decoding: data, as: UTF8.self))
     }
 
+    /// Only a YAML manifest's line is quoted: a device file's line (or a file a symlink made one) may hold
+    /// more than the field at fault, and its message names that field already.
     package func sourceLine(_ location: SourceLocation) -> String? {
-        guard let bytes = sources[location.file], location.line >= 1 else { return nil }
+        let ext = (location.file as NSString).pathExtension.lowercased()
+        guard ext == "yaml" || ext == "yml", let bytes = sources[location.file], location.line >= 1 else { return nil }
         let starts = lineStarts.starts(of: location.file, bytes)
         guard location.line <= starts.count else { return nil }
         let start = starts[location.line - 1]

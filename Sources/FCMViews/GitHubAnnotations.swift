@@ -14,13 +14,14 @@ package enum GitHubAnnotations {
         return lines
     }
 
-    /// GitHub's escaping: %, CR and LF in the message; also , and : in properties.
+    /// GitHub's escaping: %, CR and LF in the message; also , and : in properties. Other control characters
+    /// are shown escaped first, as in every format.
     package static func line(_ diagnostic: Diagnostic, redactor: Redactor) -> String {
         let command = diagnostic.severity == .note ? "notice" : diagnostic.severity.rawValue
-        let message = SourceExcerptRedaction.redact(diagnostic.message, redactor).replacingOccurrences(of: "%", with: "%25")
-            .replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+        let message = PrintableText.escaped(SourceExcerptRedaction.redact(diagnostic.message, redactor), keeping: ["\n"])
+            .replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\n", with: "%0A")
         guard let location = diagnostic.location else { return "::\(command)::\(message)" }
-        let file = location.file.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C")
+        let file = PrintableText.oneLine(location.file).replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C")
             .replacingOccurrences(of: ":", with: "%3A")
         return "::\(command) file=\(file),line=\(location.line),col=\(location.column)::\(message)"
     }

@@ -1,3 +1,4 @@
+import FCMCore
 import Foundation
 
 /// Markdown escaping for what fcmctl does not control (group, device, topic and file names, messages), so
@@ -10,7 +11,7 @@ package enum MarkdownText {
     package static func html(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
-        for character in text {
+        for character in PrintableText.escaped(text, keeping: ["\n"]) {
             switch character {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
@@ -28,7 +29,7 @@ package enum MarkdownText {
     /// CommonMark strips one space on each side when both are there, so a space pads text that starts or ends
     /// with a backtick (or a space), and the pair is stripped again on rendering.
     package static func code(_ text: String) -> String {
-        let flat = text.replacingOccurrences(of: "\n", with: " ")
+        let flat = PrintableText.escaped(text, keeping: ["\n"]).replacingOccurrences(of: "\n", with: " ")
         let fence = String(repeating: "`", count: longestRun(of: "`", in: flat) + 1)
         let padded = flat.hasPrefix("`") || flat.hasSuffix("`") || (flat.hasPrefix(" ") && flat.hasSuffix(" ") && !flat.allSatisfy { $0 == " " })
         return padded ? "\(fence) \(flat) \(fence)" : "\(fence)\(flat)\(fence)"
@@ -41,7 +42,7 @@ package enum MarkdownText {
         let fence = String(repeating: "`", count: max(3, longest + 1))
         var text = fence + info + "\n"
         for line in lines {
-            text += line.replacingOccurrences(of: "\n", with: " ")
+            text += PrintableText.escaped(line, keeping: ["\n", "\t"]).replacingOccurrences(of: "\n", with: " ")
             text += "\n"
         }
         return text + fence + "\n"
@@ -51,7 +52,7 @@ package enum MarkdownText {
     /// backslash-escaped backtick is a literal backtick.)
     package static func inline(_ text: String) -> String {
         var out = ""
-        for character in text {
+        for character in PrintableText.escaped(text, keeping: ["\n"]) {
             if "\\`*_[]<>|#~".contains(character) { out.append("\\") }
             if character == "\n" {
                 out.append(" ")

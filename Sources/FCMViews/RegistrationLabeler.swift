@@ -11,10 +11,13 @@ package struct RegistrationLabeler: Sendable {
         self.deviceNames = deviceNames
     }
 
+    /// Names come from device exports and the state: the manifest rules refuse control characters in them,
+    /// and what reaches output is made printable here too, whatever its way in.
     package func label(_ registration: Registration) -> String {
-        deviceNames[registration].map { "\($0) (\(redactor(registration)))" } ?? redactor(registration)
+        let shown = PrintableText.oneLine(redactor(registration))
+        return deviceNames[registration].map { "\(PrintableText.oneLine($0)) (\(shown))" } ?? shown
     }
 
     /// The device name alone, for documents that carry the registration beside it.
-    package func name(_ registration: Registration) -> String? { deviceNames[registration] }
+    package func name(_ registration: Registration) -> String? { deviceNames[registration].map(PrintableText.oneLine) }
 }

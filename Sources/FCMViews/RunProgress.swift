@@ -1,41 +1,59 @@
 import FCMCore
+import FCMReconcile
 import Foundation
 
-/// The progress line for people at a terminal and the event stream for machines, fed by the refresh and
-/// apply engines' counters. At most 10 updates a second of either; the line is cleared when a phase ends.
+/// The progress line for people at a terminal, progress lines for a CI log, and the event stream for machines,
+/// fed by the refresh and apply engines' counters. A terminal gets at most 10 updates a second on one line,
+/// cleared when a phase ends. A log (stderr piped, as in every CI job) gets a line every 10 s while a phase runs,
+/// even when nothing settles, and one when a phase that printed ends: a job that prints nothing for minutes looks
+/// hung and gets cancelled. A phase done within 10 s prints nothing. Under `--format github` a phase's lines are
+/// one collapsible group.
 package final class RunProgress: @unchecked Sendable {
+    package enum Mode: Sendable, Equatable {
+        case terminal
+        case log(groups: Bool)
+        case off
+    }
+
     private let lock = NSLock()
-    private let drawLine: Bool
+    private let mode: Mode
     private let writeLine: @Sendable (String) -> Void
     private let eventSink: (@Sendable (String) -> Void)?
     private var phase = ""
     private var total = 0
     private var done = 0
+    private var failed = 0
     /// The run's clock: rates and the update interval are measured on it.
     private let clock: any RunClock
     private var started: Double
     private var lastUpdate: Double?
+    private var lastLogLine: Double?
     private var lineShown = false
-    /// Seconds between updates.
+    private var logLines = 0
+    private var groupOpen = false
+    private var heartbeat: DispatchSourceTimer?
+    /// Seconds between updates on a terminal and between events.
     package static let interval = 0.1
+    /// Seconds between lines in a log.
+    package static let logInterval = 10.0
 
     /// The events' timestamps: the run's day (FCMCTL_NOW rehearses another).
     private let now: @Sendable () -> Date
 
     package init(
-        drawLine: Bool, writeLine: @escaping @Sendable (String) -> Void, events: (@Sendable (String) -> Void)?,
+        mode: Mode, writeLine: @escaping @Sendable (String) -> Void, events: (@Sendable (String) -> Void)?,
         clock: any RunClock = SystemClock(), now: (@Sendable () -> Date)? = nil
     ) {
         self.clock = clock
         started = clock.now()
         self.now = now ?? { clock.wallTime() }
-        self.drawLine = drawLine
+        self.mode = mode
         self.writeLine = writeLine
         self.eventSink = events
     }
 
     /// Nothing drawn, nothing emitted: for runs without a terminal or events.
-    package static let silent = RunProgress(drawLine: false, writeLine: { _ in }, events: nil)
+    package static let silent = RunProgress(mode: .off, writeLine: { _ in }, events: nil)
 
     package func start(command: String) {
         event([("event", .string("start")), ("command", .string(command))])
@@ -46,25 +64,80 @@ package final class RunProgress: @unchecked Sendable {
             phase = name
             self.total = total
             done = 0
+            failed = 0
             started = clock.now()
             lastUpdate = nil
+            lastLogLine = started
+            logLines = 0
         }
         event([("event", .string("phase")), ("phase", .string(name)), ("total", .int(total))])
         update(force: true)
+        if case .log = mode { startHeartbeat() }
     }
 
     /// Safe from any task: the engines call it as answers arrive.
-    @Sendable package func advance(_ count: Int) {
-        lock.withLock { done += count }
+    @Sendable package func advance(_ count: Int, failed newlyFailed: Int = 0) {
+        lock.withLock {
+            done += count
+            failed += newlyFailed
+        }
         update(force: false)
     }
 
     package func endPhase() {
         update(force: true)
         lock.withLock {
+            heartbeat?.cancel()
+            heartbeat = nil
             if lineShown { writeLine("\r\u{1B}[K") }
             lineShown = false
+            // A log hears how a phase it was told about ended, and its group closes.
+            if logLines > 0 {
+                let elapsed = clock.now() - started
+                writeLine(logLine(done: done, total: total, failed: failed, elapsed: elapsed, finished: true) + "\n")
+            }
+            if groupOpen { writeLine("::endgroup::\n") }
+            groupOpen = false
+            lastLogLine = nil
+            logLines = 0
         }
+    }
+
+    /// In a log, a line every `logInterval` seconds while the phase runs, whether or not anything settled.
+    private func startHeartbeat() {
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in self?.logIfDue() }
+        lock.withLock {
+            heartbeat?.cancel()
+            heartbeat = timer
+        }
+        timer.resume()
+    }
+
+    private func logIfDue() {
+        lock.withLock {
+            guard case .log(let groups) = mode, let last = lastLogLine else { return }
+            let now = clock.now()
+            guard now - last >= Self.logInterval else { return }
+            lastLogLine = now
+            logLines += 1
+            if groups && !groupOpen {
+                writeLine("::group::\(PrintableText.oneLine(phase)) (\(total) operations)\n")
+                groupOpen = true
+            }
+            writeLine(logLine(done: done, total: total, failed: failed, elapsed: now - started, finished: false) + "\n")
+        }
+    }
+
+    /// `Applying: 12000/50000 (24%), 1200/s, 3 failed, about 32 s left [10 s elapsed]`.
+    func logLine(done: Int, total: Int, failed: Int, elapsed: Double, finished: Bool) -> String {
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        let percent = total > 0 ? " (\(done * 100 / total)%)" : ""
+        let left = !finished && rate > 0 && total > done ? String(format: ", about %.0f s left", Double(total - done) / rate) : ""
+        let state = finished ? "done, " : ""
+        return "\(phase): \(state)\(done)/\(total)\(percent), \(Int(rate.rounded()))/s, \(failed) failed\(left) "
+            + String(format: "[%.0f s elapsed]", elapsed)
     }
 
     package func object(address: String, status: String, operations: Int) {
@@ -100,7 +173,7 @@ package final class RunProgress: @unchecked Sendable {
         }
         guard let snapshot else { return }
         let rate = snapshot.elapsed > 0 ? Double(snapshot.done) / snapshot.elapsed : 0
-        if drawLine {
+        if mode == .terminal {
             let eta = rate > 0 && snapshot.total > snapshot.done ? String(format: ", ETA %.0f s", Double(snapshot.total - snapshot.done) / rate) : ""
             let line = String(format: "%@: %d/%d (%.0f/s%@)", snapshot.phase, snapshot.done, snapshot.total, rate, eta)
             lock.withLock {

@@ -49,6 +49,9 @@ import Testing
         #expect(result.stderr.contains("fcmctl: \(name) received: sending nothing more"), "\(result.stderr)")
         #expect(result.stderr.contains("error: interrupted by \(name): "), "\(result.stderr)")
         #expect(result.stderr.contains("Run apply again to continue"), "\(result.stderr)")
+        // The summary says interrupted, not "finished with failures … 0 failed".
+        #expect(result.stdout.contains("Apply interrupted: "), "\(result.stdout)")
+        #expect(!result.stdout.contains("finished with failures"), "\(result.stdout)")
         // The state was written (the journal folded in) and the lock released.
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath + ".lock"))
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath + ".journal"))

@@ -31,7 +31,7 @@ import Testing
             #expect(error.message == "not sent within 1 s: no connection to the server became free for it", "\(error)")
         }
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(950) && elapsed < .seconds(3), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(950) && elapsed < .seconds(15), "\(elapsed)")  // a hang, not a slow machine
         #expect(server.requestsReceived == 1, "the expired request never reached the server")
     }
 
@@ -45,7 +45,7 @@ import Testing
         let started = ContinuousClock.now
         await #expect(throws: TransportError.self) { try await transport.send(request) }
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(450) && elapsed < .seconds(3), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(450) && elapsed < .seconds(15), "\(elapsed)")  // a hang, not a slow machine
     }
 
     /// curl fails a request head over 1 MiB before sending it, and libcurl 7.88 then kept the next request on

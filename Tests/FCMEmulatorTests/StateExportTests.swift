@@ -54,12 +54,90 @@ import Testing
         }
     }
 
+    static let head = #"{"format": "fcm-emulator-export", "version": 2, "#
+    static let member = #""registrations": [{"id": "a:APA91b"}, {"id": "b:APA91b", "uninstalled": true}], "#
+
+    /// What crashed the emulator (SIGILL) or slipped in before each field was checked: refused, naming the field.
+    @Test(arguments: [
+        (
+            head + #""registrations": [{"id": "a:APA91b", "inbox": [{"name": "m", "received_at": "2026-01-01T00:00:00Z", "message": "x"}]}]}"#,
+            "registrations[0].inbox[0].message: a string, expected an object"
+        ),
+        (
+            head + #""registrations": [{"id": "a:APA91b", "inbox": [{"name": "m", "received_at": "2026-01-01T00:00:00Z", "message": 7}]}]}"#,
+            "registrations[0].inbox[0].message: the number 7, expected an object"
+        ),
+        (
+            head + member + #""groups": [{"sender_id": "1", "name": "g", "id": 9223372036854775807, "members": ["a:APA91b"]}]}"#,
+            "groups[0].id: 9223372036854775807 is out of range"
+        ),
+        (head + member + #""groups": [{"sender_id": "1", "name": "g", "id": true, "members": ["a:APA91b"]}]}"#, "groups[0].id: true, expected"),
+        (head + member + #""next_group_id": 9223372036854775807}"#, "next_group_id: 9223372036854775807 is out of range"),
+        (head + member + #""next_group_id": 18446744073709551616}"#, "next_group_id: 18446744073709551616 is out of range"),
+        (head + #""registrations": {}}"#, "registrations: an object, expected an array"),
+        (head + #""groups": "none"}"#, "groups: a string, expected an array"),
+        (
+            head + member + #""groups": [{"sender_id": "1", "name": "g", "id": 1, "members": ["a:APA91b", "c:APA91b"]}]}"#,
+            #"groups[0].members[1]: "c:APA91b" is not a registration of this export"#
+        ),
+        (
+            head + member + #""groups": [{"sender_id": "1", "name": "g", "id": 1, "members": ["b:APA91b"]}]}"#,
+            #"groups[0].members[0]: "b:APA91b" is uninstalled"#
+        ),
+        (
+            head + #""registrations": [{"id": "a:APA91b", "topics": {"<b>x</b>": "2026-01-01T00:00:00Z"}}]}"#,
+            #"registrations[0].topics."<b>x</b>": not a topic name"#
+        ),
+        (head + #""registrations": [{"id": "a:APA91b", "topic": {}}]}"#, #"registrations[0]."topic": not a field of the export format"#),
+        (head + #""clock": {"now": 5}}"#, "clock.now: the number 5, expected an RFC 3339 time"),
+        (#"{"format": "fcm-emulator-export", "version": "2"}"#, "version: a string, expected a format version"),
+        ("[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "]", "not JSON (Too many nested arrays"),
+    ])
+    func hostileExportsAreRefusedByField(text: String, reason: String) {
+        #expect {
+            _ = try StateExport.read(Data(text.utf8))
+        } throws: { error in
+            "\(error)".hasPrefix(reason)
+        }
+    }
+
+    @Test func twentyMembersAreAGroupAndTwentyOneAreNot() throws {
+        let ids = (0..<21).map { "m\($0):APA91b" }
+        func document(_ members: ArraySlice<String>) -> Data {
+            let registrations = ids.map { #"{"id": "\#($0)"}"# }.joined(separator: ",")
+            let list = members.map { "\"\($0)\"" }.joined(separator: ",")
+            return Data(
+                (Self.head + #""registrations": [\#(registrations)], "groups": [{"sender_id": "1", "name": "g", "id": 1, "members": [\#(list)]}]}"#)
+                    .utf8)
+        }
+        #expect(try StateExport.read(document(ids.prefix(20))).snapshot.groups.first?.record.members.count == 20)
+        #expect {
+            _ = try StateExport.read(document(ids[...]))
+        } throws: { error in
+            "\(error)" == "groups[0].members: 21 members, FCM allows at most 20"
+        }
+    }
+
+    @Test func theLastGroupIDIsRefusedNotOverflowed() async throws {
+        let text =
+            Self.head + Self.member
+            + #""groups": [{"sender_id": "1", "name": "g", "id": 9007199254740991, "members": ["a:APA91b"]}], "next_group_id": 9007199254740992}"#
+        let store = EmulatorStore(autoRegister: false)
+        await store.restore(try StateExport.read(Data(text.utf8)).snapshot, replacingSenders: true)
+        #expect(await store.createGroup(.init(senderId: "1", name: "h"), members: ["a:APA91b"]) == nil)
+        #expect(await store.group(id: EmulatorStore.maximumGroupID)?.0.name == "g")
+    }
+
     @Test func timestampsReadWhatTheyWrite() {
-        for text in ["2026-01-15T01:30:15.010Z", "2026-11-24T19:29:52.491Z", "1999-12-31T23:59:59.999Z"] {
+        for text in [
+            "2026-01-15T01:30:15.010Z", "2026-11-24T19:29:52.491Z", "1999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z",
+            "0001-01-01T00:00:00.001Z",
+        ] {
             #expect(Timestamp.parse(text).map(Timestamp.rfc3339) == text)
         }
         #expect(Timestamp.parse("2026-01-15T02:30:15+01:00").map(Timestamp.rfc3339) == "2026-01-15T01:30:15.000Z")
         #expect(Timestamp.parse("2026-13-01T00:00:00Z") == nil)
+        #expect(Timestamp.parse("0000-01-01T00:00:00Z") == nil, "years 1 to 9999, as the text is written back")
     }
 }
 

@@ -29,7 +29,7 @@ import Testing
             "lab.csv": "\u{FEFF}name,token,labels.site\r\nlab-1,\"b:APA91b\",lon\r\n\"lab,2\",c:APA91b,lon\n",
         ])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let loaded = ManifestLoader().load(paths: [dir.path])
+        let loaded = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         #expect(loaded.diagnostics.filter { $0.severity == .error }.isEmpty, "\(loaded.diagnostics)")
         let desired = try #require(loaded.desiredState)
         #expect(desired.deviceNames.values.sorted() == ["k1", "k2", "lab,2", "lab-1"])
@@ -46,7 +46,7 @@ import Testing
             "lab.csv": "name,token\nlab-1,b:APA91b,extra\n\"lab-2,c:APA91b\n",
         ])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let loaded = ManifestLoader().load(paths: [dir.path])
+        let loaded = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         #expect(loaded.manifest == nil)
         func at(_ file: String, _ line: Int) -> [String] {
             loaded.diagnostics.filter { ($0.location?.file as NSString?)?.lastPathComponent == file && $0.location?.line == line }.map(\.message)
@@ -62,7 +62,7 @@ import Testing
     @Test func aMissingFileOrAnUnknownFormatIsNamedAtTheManifest() throws {
         let dir = try directory(["fcmctl.yaml": "project: {id: p, senderId: \"42\"}\ndeviceFiles: [gone.jsonl, devices.xlsx]\ntopics: {}\n"])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let loaded = ManifestLoader().load(paths: [dir.path])
+        let loaded = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         let messages = loaded.diagnostics.map(\.message)
         #expect(messages.contains { $0.hasPrefix("cannot read the device file") && $0.contains("gone.jsonl") })
         #expect(messages.contains("'devices.xlsx' is neither JSON Lines (.jsonl, .ndjson) nor CSV (.csv)"))

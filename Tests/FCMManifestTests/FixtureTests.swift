@@ -28,7 +28,7 @@ import Testing
     func invalidFixtureReportsExactlyItsMarkedErrors(path: String) throws {
         let expected = try Self.markers(in: path)
         #expect(!expected.isEmpty, "fixture without an ERROR marker")
-        let result = ManifestLoader().load(paths: [path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(result.manifest == nil)
         let errors = result.diagnostics.filter { $0.severity == .error }
         #expect(errors.count == expected.count, "\(errors.map(\.headline))")
@@ -40,12 +40,12 @@ import Testing
 
     @Test(arguments: files("valid"))
     func validFixtureLoads(path: String) {
-        let result = ManifestLoader().load(paths: [path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(result.manifest != nil, "\(result.diagnostics.map(\.headline))")
     }
 
     @Test func anchorsAliasesAndMergeKeysResolve() throws {
-        let result = ManifestLoader().load(paths: [Self.root.appendingPathComponent("valid/anchors-and-merge.yaml").path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [Self.root.appendingPathComponent("valid/anchors-and-merge.yaml").path])
         let desired = try #require(result.desiredState)
         let staff: Set<String> = ["staff1:APA91b", "staff2:APA91b"]
         #expect(Set(desired.topics["news"]?.members.map(\.value) ?? []) == staff)

@@ -16,11 +16,11 @@ import Testing
         try "project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"a:APA91b\"]\n".write(
             to: dir.appendingPathComponent("a.yaml"), atomically: true, encoding: .utf8)
         try "topics:\n  sports: [\"b:APA91b\"]\n".write(to: dir.appendingPathComponent("b.yml"), atomically: true, encoding: .utf8)
-        let merged = ManifestLoader().load(paths: [dir.path])
+        let merged = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         #expect(merged.manifest.map { Set($0.topics.keys) } == ["news", "sports"])
 
         try "topics:\n  news: [\"c:APA91b\"]\n".write(to: dir.appendingPathComponent("c.yaml"), atomically: true, encoding: .utf8)
-        let clash = ManifestLoader().load(paths: [dir.path])
+        let clash = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         #expect(clash.manifest == nil)
         let places = clash.diagnostics.filter { $0.message.hasPrefix("topic/news is defined twice") }.compactMap(\.location)
         #expect(Set(places.map { ($0.file as NSString).lastPathComponent }) == ["a.yaml", "c.yaml"])
@@ -29,9 +29,9 @@ import Testing
     @Test func directoryWithoutYamlAndMissingPathsAreErrors() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let empty = ManifestLoader().load(paths: [dir.path])
+        let empty = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         #expect(empty.diagnostics.map(\.message) == ["\(dir.path): the directory holds no *.yaml or *.yml files"])
-        let missing = ManifestLoader().load(paths: [dir.appendingPathComponent("nope.yaml").path])
+        let missing = ManifestLoader(outsidePaths: .repository).load(paths: [dir.appendingPathComponent("nope.yaml").path])
         #expect(missing.diagnostics.first?.message.contains("no such file or directory") == true)
     }
 
@@ -40,7 +40,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("empty.yaml").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-        let result = ManifestLoader().load(paths: [path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(result.diagnostics.map(\.headline) == ["\(path):1:1: error: the file is empty: a manifest needs at least 'apiVersion' and 'project'"])
     }
 
@@ -93,7 +93,7 @@ import Testing
         let path = dir.appendingPathComponent("huge.yaml").path
         let huge = String(repeating: "A", count: 10 << 20)
         try "project: {id: p, senderId: \"1\"}\ntopics:\n  news: [\"\(huge)\"]\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let result = ManifestLoader().load(paths: [path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(result.manifest == nil)
         #expect(
             result.diagnostics.map(\.headline) == [
@@ -103,7 +103,7 @@ import Testing
         let long = String(repeating: "A", count: 5000)
         try "project: {id: p, senderId: \"1\"}\ntopics:\n  news: [\"\(long)\"]\n".write(toFile: path, atomically: true, encoding: .utf8)
         #expect(
-            ManifestLoader().load(paths: [path]).diagnostics.map(\.headline) == [
+            ManifestLoader(outsidePaths: .repository).load(paths: [path]).diagnostics.map(\.headline) == [
                 "\(path):3:10: error: topic/news: a registration must be at most 4096 bytes"
             ])
     }
@@ -115,10 +115,10 @@ import Testing
         let b = dir.appendingPathComponent("b.yaml").path
         try FileManager.default.createSymbolicLink(atPath: a, withDestinationPath: b)
         try FileManager.default.createSymbolicLink(atPath: b, withDestinationPath: a)
-        let single = ManifestLoader().load(paths: [a])
+        let single = ManifestLoader(outsidePaths: .repository).load(paths: [a])
         #expect(single.manifest == nil)
         #expect(single.diagnostics.first?.message.contains("symlink loop") == true)
-        let whole = ManifestLoader().load(paths: [dir.path])
+        let whole = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
         #expect(whole.manifest == nil)
         #expect(whole.diagnostics.allSatisfy { $0.severity == .error })
         #expect(!whole.diagnostics.isEmpty)
@@ -148,7 +148,7 @@ import Testing
               selector: {site: [nyc, sfo]}
               exclude: []
         """.write(toFile: path, atomically: true, encoding: .utf8)
-        let result = ManifestLoader().load(paths: [path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(
             result.diagnostics.map(\.headline) == [
                 "\(path):7:17: error: topic/lon: no device has site=lon (devices have site='nyc'). Fix the manifest or the device files, "
@@ -160,7 +160,7 @@ import Testing
         // Said to be empty: no diagnostic, and the topic plans with no members.
         try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "  lon:\n", with: "  lon:\n    allowEmpty: true\n")
             .write(toFile: path, atomically: true, encoding: .utf8)
-        let allowed = ManifestLoader().load(paths: [path])
+        let allowed = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(allowed.diagnostics.isEmpty, "\(allowed.diagnostics.map(\.headline))")
         #expect(allowed.desiredState?.topics["nyc"]?.members.map(\.value) == ["k1:APA91b"])
         #expect(allowed.desiredState?.topics["lon"]?.members.isEmpty == true)
@@ -172,7 +172,7 @@ import Testing
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-prefix-\(UUID().uuidString).yaml")
         defer { try? FileManager.default.removeItem(at: url) }
         try "project: {id: p, senderId: \"1\"}\ntopics:\n  /topics/news: [\"a:APA91b\"]\n".write(to: url, atomically: true, encoding: .utf8)
-        let result = ManifestLoader().load(paths: [url.path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [url.path])
         #expect(
             result.diagnostics.map(\.headline) == [
                 "\(url.path):3:3: note: topic '/topics/news' is read as 'news': the v1 API takes names without '/topics/'"
@@ -189,7 +189,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         try (String(repeating: open, count: depth) + "x" + String(repeating: close, count: depth) + "\n").write(
             toFile: path, atomically: true, encoding: .utf8)
-        let result = ManifestLoader().load(paths: [path])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [path])
         #expect(result.manifest == nil)
         #expect(result.diagnostics.count == 1)
         #expect(result.diagnostics.first?.headline.hasPrefix("\(path):1:") == true)

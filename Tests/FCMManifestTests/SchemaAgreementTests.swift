@@ -50,7 +50,7 @@ import Testing
             if !$0.contains($1) && !$1.hasSuffix("/environments/base") { $0.append($1) }
         })
     func everyExampleValidates(directory: String) {
-        let result = ManifestLoader().load(paths: [directory])
+        let result = ManifestLoader(outsidePaths: .repository).load(paths: [directory])
         #expect(result.manifest != nil, "\(result.diagnostics.map(\.headline))")
         #expect(result.diagnostics.filter { $0.severity != .note }.isEmpty, "\(result.diagnostics.map(\.headline))")
     }

@@ -91,7 +91,7 @@ final class ThreadNotingService: TopicBatchService, Sendable {
         let plan = Plan(topics: [TopicChange(name: "news", ownership: .additive, added: Self.registrations(1000), removed: [], unchanged: 0)])
         let applier = Applier(service: service, limit: .fixed(16), window: 256, executor: requestThread) { count in
             log.note("progress")
-            reported.add(count)
+            reported.add(count.settled)
         }
         let (report, ledger) = await applier.apply(plan, observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
         #expect(report.succeeded && ledger.managedSubscribers(of: "news").count == 1000)
@@ -137,7 +137,7 @@ final class ThreadNotingService: TopicBatchService, Sendable {
         let reported = Tally()
         let refresher = Refresher(service: service, limit: .fixed(8), executor: requestThread) { count in
             log.note("progress")
-            reported.add(count)
+            reported.add(count.settled)
         }
         let observed = try await refresher.refresh(groups: [], registrations: Set(Self.registrations(300)))
         #expect(observed.registrations.count == 300)

@@ -95,6 +95,73 @@ import Testing
         await #expect { try await fixture.store().read() } throws: { "\($0)".contains("is missing, yet the store still has its serial record") }
     }
 
+    // MARK: Format version
+
+    /// A state whose version was lowered after this store wrote it is refused, naming the state and the way
+    /// out; the ones nothing in the file gives away (DowngradeMutants.looksGenuine) by the serial record,
+    /// which names the format the store last wrote. `state push --force` (a forced write on the version read
+    /// by its fields) then puts a state back, and it reads again.
+    @Test(arguments: StoreKind.allCases) func aLoweredVersionIsRefused(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let name = store.manager.layout.state
+        let path = store.manager.layout.locate(name)
+        let sample = DowngradeMutants.sample()
+        _ = try await store.write(sample, replacing: nil)
+        let mutants = DowngradeMutants.all(of: sample)
+        var refused = 0
+        for mutant in mutants {
+            _ = try await storage.put(name, Array(mutant.text.utf8), ifGenerationMatch: nil)
+            do {
+                _ = try await fixture.store().read()
+                Issue.record("\(mutant) was read")
+            } catch {
+                refused += 1
+                let message = "\(error)"
+                #expect(message.hasPrefix(path) && message.contains("`fcmctl state push --force FILE`"), "\(mutant): \(message)")
+                if mutant.looksGenuine {
+                    #expect(message.contains("but this store last wrote format version \(StateFileFormat.currentVersion)"), "\(message)")
+                }
+            }
+        }
+        #expect(refused == mutants.count && refused == 96)
+        // The way out: a forced write over whatever is there.
+        let stored = try #require(try await store.storedVersion())
+        var pushed = sample
+        pushed.serial = 42
+        _ = try await store.write(pushed, replacing: stored, force: true)
+        #expect(try await fixture.store().read().ledger == pushed)
+    }
+
+    /// A genuine older state (no serial record naming a newer format: a store an older fcmctl wrote) is read
+    /// and upgraded by the next write, which records the format it wrote.
+    @Test(arguments: StoreKind.allCases) func aGenuineOlderStateIsUpgraded(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let mutants = DowngradeMutants.all().filter { $0.looksGenuine && !$0.topicDeleted }
+        #expect(mutants.count == 2)
+        for mutant in mutants {
+            _ = try await storage.put(store.manager.layout.state, Array(mutant.text.utf8), ifGenerationMatch: nil)
+            // As an fcmctl that wrote no format in its serial record left it.
+            _ = try await storage.put(
+                store.manager.layout.serial, Array(#"{"lineage":"0123abcd0123abcd0123abcd0123abcd","serial":41}"#.utf8), ifGenerationMatch: nil)
+            let snapshot = try await fixture.store().read()
+            #expect(
+                snapshot.needsWrite && snapshot.warnings.contains { $0.contains("state format version \(mutant.version!) will be upgraded to 4") })
+            #expect(snapshot.ledger.topics == DowngradeMutants.sample().topics)
+            var next = snapshot.ledger
+            next.serial = 42
+            _ = try await store.write(next, replacing: snapshot.version)
+            let written = try #require(try await storage.get(store.manager.layout.state))
+            #expect(try StateFileFormat.decode(written.bytes, source: "s").formatVersion == StateFileFormat.currentVersion)
+            let record = StateAssembly.recordedSerial(try await storage.get(store.manager.layout.serial)?.bytes)
+            #expect(record?.format == StateFileFormat.currentVersion && record?.serial == 42)
+            try await storage.delete(store.manager.layout.serial, ifGenerationMatch: nil)
+        }
+    }
+
     // MARK: Locking
 
     @Test(arguments: StoreKind.allCases) func aHeldLockRefusesOthersUntilReleased(_ kind: StoreKind) async throws {
@@ -229,6 +296,64 @@ import Testing
         #expect(after.ledger.pending.subscriptions == ["news": [b]])
         // And the next run may journal again.
         _ = try await store.openJournal(base: try #require(after.version), expectedBytes: 400)
+    }
+
+    /// What a run that could not write the state at its end finds of its journal: still there, folded into
+    /// the state by a later write (which removed it), or removed without being folded in.
+    @Test(arguments: StoreKind.allCases) func aJournalSaysWhatBecameOfIt(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store()
+        let storage = store.manager.storage
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 4000)
+        try await journal.append([.intent(id: 1, .subscribed(topic: "news", registration: a)), .done(ids: [1])])
+        #expect(await journal.fate() == .kept)
+        // Another runner reads it and writes: the write folds the journal in and removes it.
+        let other = fixture.store(as: StoreFixture.other)
+        var ledger = try await other.read().ledger
+        ledger.serial = 2
+        _ = try await other.write(ledger, replacing: try await other.read().version)
+        #expect(await journal.fate() == .folded(base: 1, now: 2))
+        #expect(try await other.read().ledger.managedSubscribers(of: "news") == [a])
+
+        // A journal removed by hand, the state still where the run began: its records are lost.
+        let second = try await store.openJournal(base: try #require(try await store.storedVersion()), expectedBytes: 4000)
+        try await second.append([.intent(id: 1, .subscribed(topic: "news", registration: b))])
+        for name in try await storage.list(prefix: store.manager.layout.journal) { try await storage.delete(name, ifGenerationMatch: nil) }
+        guard case .lost(let why) = await second.fate() else {
+            Issue.record("not lost")
+            return
+        }
+        #expect(why.contains("is still at serial 2, where this run began"), "\(why)")
+        // … and so are they when the state was replaced by another lineage.
+        _ = try await store.write(Ledger(lineage: "M", serial: 9), replacing: try await store.storedVersion(), force: true)
+        guard case .lost(let replaced) = await second.fate() else {
+            Issue.record("not lost")
+            return
+        }
+        #expect(replaced.contains("was replaced by one of lineage M, serial 9"), "\(replaced)")
+    }
+
+    /// A holder whose lease went a whole lease unrenewed (paused past it) writes no more journal: another run may
+    /// have folded and removed its journal, and an append would be a stray in that run's store. Once renewed (the
+    /// lock was still its own) it may again; once taken over, the renewal says so.
+    @Test(arguments: StoreKind.allCases) func aLeaseRunOutUnrenewedStopsTheJournal(_ kind: StoreKind) async throws {
+        guard let fixture = try await StoreFixture.make(kind) else { return }
+        let store = fixture.store(lease: 30)
+        let lock = try await store.lock(operation: "apply", timeout: .zero)
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 4000)
+        try await journal.append([.intent(id: 1, .subscribed(topic: "news", registration: a))])
+        fixture.clock.advance(31)
+        await #expect { try await journal.append([.done(ids: [1])]) } throws: {
+            "\($0)".contains("the state lock \(lock.info.id) went 30 s without a renewal") && "\($0)".contains("nothing more is written")
+        }
+        #expect(await store.stillHolds(lock), "nobody took it over: the renewal goes through")
+        try await journal.append([.done(ids: [1])])
+        fixture.clock.advance(31)
+        _ = try await fixture.store(as: StoreFixture.other).lock(operation: "apply", timeout: .zero)
+        #expect(await store.stillHolds(lock) == false && lock.isLost)
+        await #expect(throws: StateError.self) { try await journal.append([.intent(id: 2, .subscribed(topic: "news", registration: b))]) }
     }
 
     @Test(arguments: StoreKind.allCases) func journalRecordsWithoutTheirStateAreRefused(_ kind: StoreKind) async throws {

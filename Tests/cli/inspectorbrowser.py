@@ -10,7 +10,8 @@ CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chro
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
 
 
-def start_browser(width=1400, height=1000):
+def start_browser(width=1400, height=1000, resolver_rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost", flags=()):
+    """resolver_rules: Chromium's --host-resolver-rules; by default every host name but loopback fails to resolve."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -24,8 +25,7 @@ def start_browser(width=1400, height=1000):
         "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-default-apps", "--disable-extensions", "--disable-domain-reliability",
         "--disable-client-side-phishing-detection", "--metrics-recording-only", "--safebrowsing-disable-auto-update",
-        # Every host name but loopback fails to resolve.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+        f"--host-resolver-rules={resolver_rules}", *flags,
     ]:
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))

@@ -31,19 +31,31 @@ def test_notices_count_the_days_on_both_sides_of_each_date(tmp_path):
             assert set(found) == {"device_groups"}  # the quickstart uses v1 topics
             left = days("2027-09-29", today)
             assert found["device_groups"]["days_left"] == left
-            assert f"FCM removes them on 2027-09-29 ({left} day{'s' if left != 1 else ''} left)" in plan.stderr
+            plural = "s" if left != 1 else ""
+            # Text says it in one line per run; the document and --verbose carry the whole notice.
+            warnings = [line for line in plan.stderr.splitlines() if line.startswith("warning: device groups")]
+            assert warnings == [f"warning: device groups are removed from FCM on 2027-09-29 ({left} day{plural} left)"
+                                + ("; this plan creates one, which projects new to them cannot since 2026-12-01" if today >= "2026-12-01" else "")
+                                + " (--verbose for the next step)"], plan.stderr
+            message = found["device_groups"]["message"]
+            assert f"FCM removes them on 2027-09-29 ({left} day{plural} left)" in message and "Next step:" in message
             cutoff = days("2026-12-01", today)
             if cutoff > 0:
-                assert f"From 2026-12-01 ({cutoff} days left) projects that never used them cannot start" in plan.stderr
+                assert f"From 2026-12-01 ({cutoff} days left) projects that never used them cannot start" in message
             else:
                 # The plan creates a group: after the cut-off, that fails in a project that never had one.
-                assert "this plan creates a group, which fails in such a project" in plan.stderr
+                assert "this plan creates a group, which fails in such a project" in message
+            verbose = run(["plan", "--verbose", "-f", QUICKSTART, "--state", str(tmp_path / f"v{today}.json")], emulator, env)
+            assert f"warning: {message}" in verbose.stderr, verbose.stderr
 
             legacy = run(["plan", "--format", "json", "-f", LEGACY, "--state", str(tmp_path / f"l{today}.json")], emulator, env)
             assert legacy.returncode == 0, legacy.stderr
             both = notices(legacy)
             assert set(both) == {"device_groups", "iid_topic_api"}
             assert both["iid_topic_api"]["days_left"] == left and "set project.topicApi: v1" in both["iid_topic_api"]["message"]
+            # Both dates: closed to new projects on 2026-10-01, turned down on 2027-09-29.
+            assert "closed to new projects since 2026-10-01 and is turned down on 2027-09-29" in both["iid_topic_api"]["message"]
+            assert f"is turned down on 2027-09-29 ({left} day{plural} left), closed to new projects since 2026-10-01" in legacy.stderr
 
         markdown = run(["plan", "--format", "markdown", "-f", QUICKSTART, "--state", str(tmp_path / "m.json")], emulator,
                        {"FCMCTL_NOW": "2026-11-22"})
@@ -88,7 +100,7 @@ def test_a_new_project_is_refused_groups_after_the_cutoff_with_the_reason(tmp_pa
         apply = run(["apply", "--auto-approve", "-f", QUICKSTART, "--state", str(tmp_path / "s.json")], emulator, {"FCMCTL_NOW": "2026-12-02"})
         assert apply.returncode == 3, apply.stdout + apply.stderr
         assert "new projects cannot onboard device groups after 2026-12-01" in apply.stderr
-        assert "this plan creates a group, which fails in such a project" in apply.stderr
+        assert "this plan creates one, which projects new to them cannot since 2026-12-01" in apply.stderr
     finally:
         emulator.stop()
 

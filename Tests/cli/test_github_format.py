@@ -50,3 +50,19 @@ def test_validate_caps_annotations_most_severe_first(tmp_path):
     assert all(f"file={path}," in line and ",line=" in line and ",col=" in line for line in annotations)
     assert lines[10] == "::notice::2 more problems not shown; run fcmctl validate locally for all of them"
     assert "not valid" in summary.read_text()
+
+
+def test_a_step_summary_that_cannot_be_written_is_a_warning_not_a_failure(tmp_path):
+    emulator = Emulator()
+    try:
+        path = tmp_path / "fcmctl.yaml"
+        path.write_text('project: {id: gh-demo, senderId: "5"}\ntopics:\n  news:\n' f'    members: ["{A}"]\n')
+        missing = tmp_path / "no-such-dir" / "summary.md"
+        plan = run(["plan", "--format", "github", "--detailed-exitcode", "-f", str(path), "--state", str(tmp_path / "s.json")], emulator,
+                   env={"GITHUB_STEP_SUMMARY": str(missing)})
+        assert plan.returncode == 2, plan.stderr  # the plan's own answer: changes, not an error
+        assert f"warning: GITHUB_STEP_SUMMARY names {missing}, which does not exist or is not writable" in plan.stderr
+        assert "Plan: 0 groups to create" in plan.stdout
+        assert not missing.exists()
+    finally:
+        emulator.stop()

@@ -187,10 +187,10 @@ def test_export_import_round_trips_and_older_or_foreign_files_are_read_or_refuse
                        {"operation": "add", "notification_key_name": "family", "notification_key": key, "registration_ids": tokens(3)[2:]},
                        headers={"project_id": "42"})
         state = raw(second, "/emulator/v1/state")[2]
-        status, _, refusal = raw(second, "/emulator/v1/import", method="POST", data=state)
+        status, _, refusal = raw(second, "/emulator/v1/import", {"Content-Type": "application/json"}, method="POST", data=state)
         assert status == 400 and b"GET /emulator/v1/export" in refusal
         newer = json.dumps({"format": "fcm-emulator-export", "version": 99}).encode()
-        status, _, refusal = raw(second, "/emulator/v1/import", method="POST", data=newer)
+        status, _, refusal = raw(second, "/emulator/v1/import", {"Content-Type": "application/json"}, method="POST", data=newer)
         assert status == 400 and b"format version 99" in refusal and b"reads versions 1 to 2" in refusal
     finally:
         second.stop()

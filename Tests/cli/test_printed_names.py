@@ -36,7 +36,7 @@ def test_control_characters_in_names_are_refused_and_never_printed_raw(tmp_path)
             commands = [line for line in stream.splitlines() if line.lstrip().startswith("::")]
             assert all(line.startswith(f"::error file={tmp_path}/") or line.startswith("::error::") for line in commands), commands
     text = runs[0].stderr
-    assert "devices.csv:2:1: error: a device name holds the control character U+000A: k1\\u{A}::error file=x,line=1::FORGED" in text
+    assert "devices.csv:2:1: error: a device name holds the control character U+000A: k1\\n::error file=x,line=1::FORGED" in text
     assert "devices.csv:4:1: error: device/k2: the label role=kio\\u{1B}[31msk\\u{7} holds the control character U+001B" in text
     assert "more.jsonl:1:1: error: a device name holds the control character U+000A" in text
     assert "more.jsonl:2:1: error: a device name holds the control character U+0000" in text

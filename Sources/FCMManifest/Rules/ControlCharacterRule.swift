@@ -33,18 +33,10 @@ enum ControlCharacterRule: ManifestRule {
         text.unicodeScalars.first(where: isControl).map { "U+" + String($0.value, radix: 16, uppercase: true).leftPadded(to: 4) }
     }
 
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
-    }
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool { PrintableText.isControl(scalar) }
 
     /// The text with each control character as `\u{1B}`, so the message itself is safe to print.
-    static func visible(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) { out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" } else { out.unicodeScalars.append(scalar) }
-        }
-        return out
-    }
+    static func visible(_ text: String) -> String { PrintableText.oneLine(text) }
 }
 
 extension String {

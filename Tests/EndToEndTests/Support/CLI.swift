@@ -107,7 +107,8 @@ final class Workspace: @unchecked Sendable {
 
     init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        // A checkout, as users' manifests live in one: fcmctl reads manifests and device files only inside it.
+        try FileManager.default.createDirectory(at: url.appendingPathComponent(".git"), withIntermediateDirectories: true)
     }
 
     deinit { try? FileManager.default.removeItem(at: url) }
