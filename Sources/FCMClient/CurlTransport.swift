@@ -289,7 +289,10 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
             }
             let sleeperDue = wakeSleepers()
             let busy = lock.withLock { !jobs.isEmpty || !pending.isEmpty }
-            events.waitAndPerform(until: [sleeperDue, nearestDeadline].compactMap { $0 }.min(), block: !busy)
+            // Without an array: this runs at every turn of the loop.
+            var due = sleeperDue
+            if let nearestDeadline { due = min(due ?? nearestDeadline, nearestDeadline) }
+            events.waitAndPerform(until: due, block: !busy)
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
