@@ -46,9 +46,8 @@ enum LiveConnection {
             endpoints.groupExportURL = export
         }
         var project = project
-        if project.id.isEmpty {
-            project.id = environment["GOOGLE_CLOUD_PROJECT"] ?? environment["GCLOUD_PROJECT"] ?? keyFileProject(source) ?? ""
-        }
+        project.id = ProjectID.resolve(declared: project.id, environment: environment)
+        if project.id.isEmpty, case .serviceAccount(let path) = source { project.id = ProjectID.keyFileProject(path) ?? "" }
         if project.id.isEmpty && options.needsProjectID {
             transport.shutdown()
             throw ConnectError(
@@ -103,8 +102,4 @@ enum LiveConnection {
         return (email, domain.hasSuffix(suffix) ? String(domain.dropLast(suffix.count)) : nil)
     }
 
-    static func keyFileProject(_ source: CredentialSource) -> String? {
-        guard case .serviceAccount(let path) = source else { return nil }
-        return (try? ServiceAccountKey(path: path))?.projectID
-    }
 }

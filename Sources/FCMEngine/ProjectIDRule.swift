@@ -7,11 +7,8 @@ import FCMManifest
 /// manifest that plan then refused at connect time), with the same sources `plan` reads the id from.
 package enum ProjectIDRule {
     package static func check(_ manifest: Manifest, environment: [String: String]) -> Diagnostic? {
-        guard !manifest.topics.isEmpty, (manifest.project?.id?.value ?? "").isEmpty else { return nil }
-        for name in ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"] where !(environment[name] ?? "").isEmpty { return nil }
-        if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty, (try? ServiceAccountKey(path: path))?.projectID != nil {
-            return nil
-        }
+        guard !manifest.topics.isEmpty, ProjectID.resolve(declared: manifest.project?.id?.value ?? "", environment: environment).isEmpty
+        else { return nil }
         let first = manifest.topics.values.map(\.membersLocation).min()
         return .error(
             "topics need a project id (the topic API addresses projects/ID): set project.id in the manifest, or GOOGLE_CLOUD_PROJECT, "

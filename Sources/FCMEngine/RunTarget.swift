@@ -72,13 +72,6 @@ extension ProjectBinding {
     /// from GOOGLE_CLOUD_PROJECT, GCLOUD_PROJECT or the service-account key (as `ProjectIDRule` does); and
     /// `project.senderId`.
     package static func addressed(_ settings: ProjectSettings, environment: [String: String]) -> ProjectBinding {
-        var id = settings.id
-        if id.isEmpty {
-            id = [environment["GOOGLE_CLOUD_PROJECT"], environment["GCLOUD_PROJECT"]].compactMap { $0 }.first { !$0.isEmpty } ?? ""
-        }
-        if id.isEmpty, let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
-            id = (try? ServiceAccountKey(path: path))?.projectID ?? ""
-        }
-        return ProjectBinding(id: id, senderId: settings.senderId)
+        ProjectBinding(id: ProjectID.resolve(declared: settings.id, environment: environment), senderId: settings.senderId)
     }
 }
