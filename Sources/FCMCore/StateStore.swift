@@ -218,7 +218,6 @@ package final class LeaseFence: Sendable {
 
     package func arm(_ lock: StateLock?) { held.withLock { $0 = lock } }
     package func disarm() { held.withLock { $0 = nil } }
-    package var armed: Bool { held.withLock { $0 != nil } }
 
     /// The latest moment a request admitted with `deadline` may start and still end within the lease.
     package func latestStart(deadline: Double) -> Double? {

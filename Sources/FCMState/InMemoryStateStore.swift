@@ -36,7 +36,6 @@ package final class InMemoryStateStore: ManagedStateStore {
 
     /// The journal's segments joined, as a reader replays them.
     package var journalBytes: [UInt8] { storage.joined(prefix: manager.layout.journal) }
-    package var stateBytes: [UInt8]? { storage.bytes(of: manager.layout.state) }
 
     package func openJournal(base: StateVersion, expectedBytes: Int) async throws -> any StateJournal {
         FailingJournal(inner: try await manager.openJournal(base: base, expectedBytes: expectedBytes), store: self)

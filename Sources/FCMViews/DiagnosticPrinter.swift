@@ -16,7 +16,6 @@ package struct DiagnosticPrinter {
         self.format = format
     }
     package var redactor = Redactor(showTokens: false)
-    package static let githubLimit = 10
     /// Line starts per file, found once: thousands of diagnostics in one file must not rescan it each time.
     private let lineStarts = LineIndex()
 

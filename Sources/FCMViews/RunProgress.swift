@@ -106,7 +106,7 @@ package final class RunProgress: @unchecked Sendable {
     /// In a log, a line every `logInterval` seconds while the phase runs, whether or not anything settled.
     private func startHeartbeat() {
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
         timer.setEventHandler { [weak self] in self?.logIfDue() }
         lock.withLock {
             heartbeat?.cancel()
