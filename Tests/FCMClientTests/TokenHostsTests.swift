@@ -34,6 +34,16 @@ import Testing
         #expect(refusal(url, .iamCredentials) == nil)
     }
 
+    /// A key's or an authorized_user's token_uri: Google's OAuth 2.0 endpoint, the older accounts.google.com, or loopback.
+    @Test func oauthTokenEndpointsPassAndOthersDoNot() {
+        #expect(refusal("https://oauth2.googleapis.com/token", .oauth2) == nil)
+        #expect(refusal("https://accounts.google.com/o/oauth2/token", .oauth2) == nil)
+        #expect(refusal("http://127.0.0.1:9595/token", .oauth2) == nil)
+        #expect(refusal("https://oauth2.googleapis.com.example.com/token", .oauth2)?.contains("Google's OAuth 2.0 token endpoint") == true)
+        #expect(refusal("http://oauth2.googleapis.com/token", .oauth2)?.contains("not HTTPS") == true)
+        #expect(refusal("https://sts.googleapis.com/v1/token", .oauth2) != nil)
+    }
+
     /// google-auth's own invalid cases (tests/test_external_account.py, 2.15), and parser tricks: the host is
     /// the one curl would connect to.
     @Test(arguments: [

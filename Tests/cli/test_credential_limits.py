@@ -358,3 +358,28 @@ def test_the_subject_token_url_is_sent_only_the_files_own_headers(emulator, tmp_
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["service_account", "authorized_user", "impersonated_source"])
+def test_a_token_uri_off_googles_oauth_endpoint_is_refused_and_nothing_is_sent(emulator, tmp_path, kind):
+    """A key's token_uri receives a signed assertion, an authorized_user's its refresh token and client secret."""
+    proxy = RecordingProxy()
+    try:
+        evil = "https://tokens.example.com/token"
+        path = tmp_path / "creds.json"
+        user = {"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": evil}
+        if kind == "service_account":
+            service_account_key(path, evil)
+        elif kind == "authorized_user":
+            path.write_text(json.dumps(user))
+        else:
+            path.write_text(json.dumps({
+                "type": "impersonated_service_account",
+                "service_account_impersonation_url": f"https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/{ACCOUNT}:generateAccessToken",
+                "source_credentials": user}))
+        result, _ = plan(tmp_path, {"FCM_ENDPOINT": emulator.base, "GOOGLE_APPLICATION_CREDENTIALS": str(path), **proxy.environment()})
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "token_uri names the host tokens.example.com, which is not Google's OAuth 2.0 token endpoint" in result.stderr, result.stderr
+        assert proxy.lines == [] and requests(emulator) == []
+    finally:
+        proxy.stop()

@@ -39,6 +39,14 @@ package struct ImpersonatedServiceAccount: Sendable {
         quotaProject = CredentialFile.quotaProject(object)
     }
 
+    /// Where the source credentials buy their token.
+    var sourceTokenURI: String {
+        switch source {
+        case .user(let user): user.tokenURI
+        case .key(let key): key.tokenURI
+        }
+    }
+
     func token(scopes: [String], transport: any HTTPTransport, clock: any RunClock) async throws -> (token: String, expiresIn: Double) {
         let sourceToken: (token: String, expiresIn: Double)
         switch source {

@@ -19,11 +19,16 @@ package struct TokenHosts: Sendable {
         case securityTokenService
         /// IAM Credentials (`iamcredentials.googleapis.com`): service_account_impersonation_url.
         case iamCredentials
+        /// Google's OAuth 2.0 token endpoint (`oauth2.googleapis.com`, and `accounts.google.com` that older keys
+        /// name): a service-account key's `token_uri` receives a signed assertion, an authorized_user's its
+        /// refresh token and client secret.
+        case oauth2
 
         var label: String {
             switch self {
             case .securityTokenService: "sts"
             case .iamCredentials: "iamcredentials"
+            case .oauth2: "oauth2"
             }
         }
 
@@ -31,6 +36,7 @@ package struct TokenHosts: Sendable {
             switch self {
             case .securityTokenService: "Google's security token service"
             case .iamCredentials: "Google's IAM Credentials API"
+            case .oauth2: "Google's OAuth 2.0 token endpoint"
             }
         }
     }
@@ -88,6 +94,7 @@ package struct TokenHosts: Sendable {
     }
 
     static func isGoogleHost(_ host: String, service: Service) -> Bool {
+        if service == .oauth2 { return host == "oauth2.googleapis.com" || host == "accounts.google.com" }
         let suffix = ".googleapis.com"
         guard host.hasSuffix(suffix) else { return false }
         var labels = host.dropLast(suffix.count).split(separator: ".", omittingEmptySubsequences: false).map(String.init)

@@ -79,6 +79,7 @@ package enum TokenProviderFactory {
         case .serviceAccount(let path):
             let object = try CredentialFile.read(path)
             let key = try ServiceAccountKey(path: path, object: object)
+            try hosts.check(key.tokenURI, field: "token_uri", service: .oauth2, in: path)
             return cached(CredentialFile.quotaProject(object)) {
                 try await OAuthExchange.post(
                     key.tokenURI, form: try OAuthExchange.jwtBearerForm(key, now: clock.wallTime()), transport: transport,
@@ -87,6 +88,7 @@ package enum TokenProviderFactory {
         case .authorizedUser(let path):
             let object = try CredentialFile.read(path)
             let user = try AuthorizedUser(path: path, object: object)
+            try hosts.check(user.tokenURI, field: "token_uri", service: .oauth2, in: path)
             return cached(CredentialFile.quotaProject(object)) {
                 try await OAuthExchange.post(user.tokenURI, form: user.form, transport: transport, what: "the authorized_user credentials \(path)")
             }
@@ -104,6 +106,7 @@ package enum TokenProviderFactory {
         case .impersonatedServiceAccount(let path):
             let account = try ImpersonatedServiceAccount(path: path, object: CredentialFile.read(path))
             try hosts.check(account.impersonationURL, field: "service_account_impersonation_url", service: .iamCredentials, in: path)
+            try hosts.check(account.sourceTokenURI, field: "source_credentials.token_uri", service: .oauth2, in: path)
             return cached(account.quotaProject) { try await account.token(scopes: scopes, transport: transport, clock: clock) }
         case .metadataServer(let host):
             return cached(nil) { try await OAuthExchange.metadata(host: host, transport: transport) }
