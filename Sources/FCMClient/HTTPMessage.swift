@@ -68,8 +68,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
         let redactor = Redactor(showTokens: false)
         return withoutQuery.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
             let decoded = String(segment).removingPercentEncoding ?? String(segment)
-            let looksLikeRegistration = (decoded.count >= 30 && decoded.contains(":")) || decoded.count >= 64 || Registration.looksLikeFID(decoded)
-            return looksLikeRegistration && !decoded.hasPrefix("http") ? redactor.redact(decoded) : String(segment)
+            return Registration.looksLikeRegistrationInText(decoded) && !decoded.hasPrefix("http") ? redactor.redact(decoded) : String(segment)
         }.joined(separator: "/")
     }
 }

@@ -42,6 +42,12 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
 
     package static let maximumLength = 4096
 
+    /// Whether a run of text quoted in output (a source line, a URL's path segment) is a registration to redact:
+    /// an FCM token (30+ characters with a ':'), a FID, or any 64+ character run.
+    package static func looksLikeRegistrationInText(_ text: String) -> Bool {
+        (text.count >= 30 && text.contains(":")) || text.count >= 64 || looksLikeFID(text)
+    }
+
     package static func < (lhs: Registration, rhs: Registration) -> Bool { lhs.entry !== rhs.entry && lhs.value < rhs.value }
 
     package var description: String { value }

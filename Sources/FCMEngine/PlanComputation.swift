@@ -40,8 +40,8 @@ extension Session {
         let progress = self.progress
         let refresher = Refresher(service: service, limit: concurrency, executor: executor, progress: { progress.advance($0) })
         notices(
-            "Refreshing \(Self.plural(scope.groups.count, "group")) and the subscriptions of "
-                + "\(Self.plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")
+            "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of "
+                + "\(plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")
         var observed: ObservedState
         let started = world.clock.now()
         progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
@@ -117,7 +117,7 @@ extension Session {
         if let reason = connection?.live?.groupExportFallback {
             notices("note: the group member export probe is off for this run (\(reason)); group members come from the state")
         } else if settings.verbose {
-            notices("Group members of \(Self.plural(recorded.count, "group")) come from the state: FCM documents no way to list them.")
+            notices("Group members of \(plural(recorded.count, "group")) come from the state: FCM documents no way to list them.")
         }
     }
 
@@ -137,6 +137,4 @@ extension Session {
                 + (settings.skipUnreadable ? "" : ", or pass --skip-unreadable to accept the rest with exit 0"))
         return settings.skipUnreadable ? ExitCodes.success : ExitCodes.error
     }
-
-    package static func plural(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }
 }

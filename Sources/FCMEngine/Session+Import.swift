@@ -312,7 +312,7 @@ extension Session {
             lines.append("  topic/\(topic) (\(declared?.ownership.rawValue ?? "additive")\(place)): \(shown)")
         }
         throw EngineFailure(
-            "the next plan would remove \(Self.plural(removals.count, "subscription")) the apps made, so nothing was written or recorded:\n"
+            "the next plan would remove \(plural(removals.count, "subscription")) the apps made, so nothing was written or recorded:\n"
                 + lines.joined(separator: "\n")
                 + "\nAn authoritative topic removes the subscriptions of every registration fcmctl knows that it does not declare, and import "
                 + "never edits a declaration. Declare them in the topic, or make it additive (fcmctl then leaves the apps' subscriptions "

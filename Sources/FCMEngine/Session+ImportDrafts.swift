@@ -15,7 +15,7 @@ extension Session {
         let read = Set(subjects).union(scope)
         let extra = read.count - Set(subjects).count
         notices(
-            "Reading the subscriptions of \(Self.plural(subjects.count, "registration"))"
+            "Reading the subscriptions of \(plural(subjects.count, "registration"))"
                 + (extra > 0 ? " (and of \(extra) more that the next plan reads, to check what it would do)" : "") + "…")
         let observed: ObservedState
         do {
@@ -24,7 +24,7 @@ extension Session {
             throw EngineFailure("reading subscriptions failed: \(error); nothing was imported")
         }
         let unreadable = subjects.filter { observed.isUnreadable($0) }.count
-        if unreadable > 0 { notices.warning("\(Self.plural(unreadable, "registration")) could not be read and were left out") }
+        if unreadable > 0 { notices.warning("\(plural(unreadable, "registration")) could not be read and were left out") }
         var found: [String: Set<Registration>] = [:]
         var declaredAlready: [String: Int] = [:]
         var undeclared: [String: [Registration]] = [:]
@@ -51,23 +51,23 @@ extension Session {
                 ? "Imported by `fcmctl import subscriptions` on \(day): "
                     + (fcmctls + declaredAlready.count + undeclared.count == 0
                         ? "no subscriptions found." : "no subscriptions found that the manifests do not declare already.")
-                : "Imported by `fcmctl import subscriptions` on \(day) from FCM (\(Self.plural(subjects.count, "registration")) read); "
+                : "Imported by `fcmctl import subscriptions` on \(day) from FCM (\(plural(subjects.count, "registration")) read); "
                     + "fcmctl records these subscriptions as its own."
         ])
         draft.observed = observed
         draft.subjects = Set(subjects)
         for topic in found.keys.sorted() {
             let members = found[topic]!
-            draft.entries.append((.topics, Self.entry(topic, "\(Self.plural(members.count, "subscription")) found in FCM", members, desired)))
+            draft.entries.append((.topics, Self.entry(topic, "\(plural(members.count, "subscription")) found in FCM", members, desired)))
             draft.subscriptions[topic] = members
         }
         if fcmctls > 0 {
-            draft.notes.append("\(Self.plural(fcmctls, "subscription")) found are fcmctl's already (recorded in the state): nothing to import.")
+            draft.notes.append("\(plural(fcmctls, "subscription")) found are fcmctl's already (recorded in the state): nothing to import.")
         }
         if !declaredAlready.isEmpty {
             let count = declaredAlready.values.reduce(0, +)
             draft.notes.append(
-                "\(Self.plural(count, "subscription")) found are declared already (\(Self.topicList(declaredAlready.keys))): "
+                "\(plural(count, "subscription")) found are declared already (\(Self.topicList(declaredAlready.keys))): "
                     + "nothing to write for them, and import records only what it writes.")
         }
         let redactor = Redactor(showTokens: settings.showTokens)
@@ -83,14 +83,14 @@ extension Session {
                 case .authoritative: "no plan reads these registrations, so this authoritative topic leaves them"
                 }
             draft.notes.append(
-                "topic/\(topic) is declared at \(place) without \(Self.plural(members.count, "registration")) FCM shows subscribed "
+                "topic/\(topic) is declared at \(place) without \(plural(members.count, "registration")) FCM shows subscribed "
                     + "(\(names.prefix(5).joined(separator: ", "))\(names.count > 5 ? " and \(names.count - 5) more" : "")): not imported, "
                     + "since import never edits a declaration; they stay the apps' own (\(treatment)).")
             let seen = declared.location.map { location in
                 "\(output.map { Self.relative(location.file, from: Self.directory(of: $0)) } ?? location.file):\(location.line)"
             }
             draft.header.append(
-                "Not written here: \(Self.plural(members.count, "subscription")) to topic/\(topic), declared at \(seen ?? place) "
+                "Not written here: \(plural(members.count, "subscription")) to topic/\(topic), declared at \(seen ?? place) "
                     + "(\(declared.ownership.rawValue)), which import does not edit; they stay the apps' own.")
         }
         return draft
@@ -145,7 +145,7 @@ extension Session {
                             + "declaration match, or let `apply --adopt-existing` make the group match it; nothing was imported")
                 }
                 draft.notes.append(
-                    "group/\(name) is declared\(Self.at(declared.location)): recorded with its \(Self.plural(declared.members.count, "declared member")); nothing to write."
+                    "group/\(name) is declared\(Self.at(declared.location)): recorded with its \(plural(declared.members.count, "declared member")); nothing to write."
                 )
                 draft.declaredGroups[name] = declared.members
                 continue
@@ -169,7 +169,7 @@ extension Session {
                         + "so, and FCM cannot tell which is true; import it without --members (the state's), or remove its record first "
                         + "(fcmctl state rm group/\(name)); nothing was imported")
             }
-            draft.entries.append((.groups, Self.entry(name, "\(Self.plural(members.count, "member")), \(from)", members, desired)))
+            draft.entries.append((.groups, Self.entry(name, "\(plural(members.count, "member")), \(from)", members, desired)))
             draft.writtenGroups[name] = members
         }
         return draft

@@ -114,9 +114,7 @@ package enum SourceExcerptRedaction {
         var out = ""
         var run = ""
         func flush() {
-            let looksLikeRegistration =
-                (run.count >= 30 && run.contains(":")) || run.count >= 64 || Registration.looksLikeFID(run)
-            out += looksLikeRegistration ? redactor.redact(run) : run
+            out += Registration.looksLikeRegistrationInText(run) ? redactor.redact(run) : run
             run = ""
         }
         for character in line {
