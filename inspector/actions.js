@@ -69,8 +69,8 @@ function report(result, answer, success, ...extra) {
   result.dataset.state = answer.ok ? "ok" : "error";
   result.setAttribute("role", answer.ok ? "status" : "alert");
   result.replaceChildren(
-    h("div.outcome", {}, h("strong", {}, answer.ok ? "Done: " : "Refused: "), answer.ok ? success : problem(answer)),
-    answer.ok ? extra : null,
+    h("div.outcome", {}, h("strong", {}, answer.ok ? "Done: " : "Refused: "), answer.ok ? success : problem(answer),
+      answer.ok ? extra : null),
     h("div.request.muted.small", {}, h("code.wrap", {}, `${answer.method} ${answer.path}`), ` → ${answer.status || "no answer"}`));
 }
 

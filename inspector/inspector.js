@@ -256,11 +256,11 @@ views.registration = async (container, { rest: id }) => {
       : [h("tr", {}, h("td.muted", { colSpan: 3 }, "No subscriptions."))]));
     const messages = delivered.messages.slice().reverse();
     inboxPanel.replaceChildren(h("h2", {}, `Inbox (${number(messages.length)})`),
-      messages.length ? messages.map((m) => inboxMessage(m, current)) : h("p.muted", {}, "Nothing delivered yet."));
+      ...(messages.length ? messages.map((m) => inboxMessage(m, current)) : [h("p.muted", {}, "Nothing delivered yet.")]));
   }
   showDevice(record, inbox);
-  const topics = h("table.grid.compact", { id: "registration-topics" },
-    h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Subscribed"), h("th", {}, ""))), topicRows);
+  const topics = h("table.grid.compact", { id: "registration-topics", dataset: { ready: "true" } },
+    h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Subscribed"), h("th.narrow", {}, ""))), topicRows);
   container.replaceChildren(
     h("div.toolbar", {}, h("a", { href: "#registrations" }, "‹ Registrations"), h("span.grow"),
       h("a.button", { href: link("actions", undefined, { registration: id, project: record.project }), id: "device-send" }, "Send a message"),

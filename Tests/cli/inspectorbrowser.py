@@ -6,8 +6,11 @@ import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+from fcmharness import ROOT
+
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
+SCREENSHOTS = os.environ.get("INSPECTOR_SCREENSHOTS", os.path.join(ROOT, ".build", "test-output", "inspector"))
 
 
 def start_browser(width=1400, height=1000, resolver_rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost", flags=()):
@@ -59,3 +62,31 @@ class ImageServer:
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def shot(driver, name):
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    driver.save_screenshot(os.path.join(SCREENSHOTS, name))
+
+
+def wait(driver, seconds=20):
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
+
+
+def open_view(driver, emulator, fragment, ready):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+
+    driver.get(emulator.base + "/#" + fragment)
+    return wait(driver).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ready)))
+
+
+def table_rows(driver, table_id):
+    """The cells' text, read in one script so a table the page replaces meanwhile cannot leave stale handles."""
+    ready = "const t = document.getElementById(arguments[0]); return !!t && t.dataset.ready === 'true'"
+    wait(driver).until(lambda d: d.execute_script(ready, table_id))
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()))", table_id)

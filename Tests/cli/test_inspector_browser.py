@@ -10,18 +10,14 @@ import subprocess
 import urllib.request
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
 
 from fcmharness import FCMCTL, ROOT, Emulator, run
-from inspectorbrowser import ImageServer, png, start_browser
+from inspectorbrowser import ImageServer, open_view, png, shot, start_browser, table_rows, wait
 
 QUICKSTART = os.path.join(ROOT, "examples", "quickstart")
 PHONE = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
 KIOSK = "kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"
-SCREENSHOTS = os.environ.get("INSPECTOR_SCREENSHOTS", os.path.join(ROOT, ".build", "test-output", "inspector"))
 
 
 def seeded_emulator():
@@ -50,28 +46,6 @@ def applied(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     yield emulator, state
     emulator.stop()
-
-
-def shot(driver, name):
-    os.makedirs(SCREENSHOTS, exist_ok=True)
-    driver.save_screenshot(os.path.join(SCREENSHOTS, name))
-
-
-def wait(driver, seconds=20):
-    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
-
-
-def open_view(driver, emulator, fragment, ready):
-    driver.get(emulator.base + "/#" + fragment)
-    return wait(driver).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ready)))
-
-
-def table_rows(driver, table_id):
-    """The cells' text, read in one script so a table the page replaces meanwhile cannot leave stale handles."""
-    ready = "const t = document.getElementById(arguments[0]); return !!t && t.dataset.ready === 'true'"
-    wait(driver).until(lambda d: d.execute_script(ready, table_id))
-    return driver.execute_script(
-        "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()))", table_id)
 
 
 def test_the_page_lists_what_apply_subscribed(browser, applied):

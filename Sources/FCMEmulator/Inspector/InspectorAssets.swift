@@ -160,6 +160,7 @@ output.result[data-state="error"] .outcome { color: var(--bad); }
 .outcome { word-break: break-word; white-space: pre-wrap; }
 .result .request { margin-top: 4px; }
 .result ul.members { margin-top: 4px; }
+.grid th.narrow { width: 1%; }
 """##
 
     /// inspector/inspector.js
@@ -422,11 +423,11 @@ views.registration = async (container, { rest: id }) => {
       : [h("tr", {}, h("td.muted", { colSpan: 3 }, "No subscriptions."))]));
     const messages = delivered.messages.slice().reverse();
     inboxPanel.replaceChildren(h("h2", {}, `Inbox (${number(messages.length)})`),
-      messages.length ? messages.map((m) => inboxMessage(m, current)) : h("p.muted", {}, "Nothing delivered yet."));
+      ...(messages.length ? messages.map((m) => inboxMessage(m, current)) : [h("p.muted", {}, "Nothing delivered yet.")]));
   }
   showDevice(record, inbox);
-  const topics = h("table.grid.compact", { id: "registration-topics" },
-    h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Subscribed"), h("th", {}, ""))), topicRows);
+  const topics = h("table.grid.compact", { id: "registration-topics", dataset: { ready: "true" } },
+    h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Subscribed"), h("th.narrow", {}, ""))), topicRows);
   container.replaceChildren(
     h("div.toolbar", {}, h("a", { href: "#registrations" }, "‹ Registrations"), h("span.grow"),
       h("a.button", { href: link("actions", undefined, { registration: id, project: record.project }), id: "device-send" }, "Send a message"),
@@ -943,8 +944,8 @@ function report(result, answer, success, ...extra) {
   result.dataset.state = answer.ok ? "ok" : "error";
   result.setAttribute("role", answer.ok ? "status" : "alert");
   result.replaceChildren(
-    h("div.outcome", {}, h("strong", {}, answer.ok ? "Done: " : "Refused: "), answer.ok ? success : problem(answer)),
-    answer.ok ? extra : null,
+    h("div.outcome", {}, h("strong", {}, answer.ok ? "Done: " : "Refused: "), answer.ok ? success : problem(answer),
+      answer.ok ? extra : null),
     h("div.request.muted.small", {}, h("code.wrap", {}, `${answer.method} ${answer.path}`), ` → ${answer.status || "no answer"}`));
 }
 
