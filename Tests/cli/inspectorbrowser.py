@@ -90,3 +90,33 @@ def table_rows(driver, table_id):
     wait(driver).until(lambda d: d.execute_script(ready, table_id))
     return driver.execute_script(
         "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()))", table_id)
+
+
+def type_into(driver, element_id, text):
+    """Replaces a field's text as a person does (select all, type), so the page sees input events."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    element = driver.find_element(By.ID, element_id)
+    element.send_keys(Keys.CONTROL, "a")
+    element.send_keys(text if text else Keys.BACKSPACE)
+
+
+def choose(driver, element_id, value):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(By.ID, element_id)).select_by_value(value)
+
+
+def click(driver, button_id, result_id):
+    """Clicks an action's button and waits for its answer: the page disables the button while the action runs.
+    Answers the outcome's state ("ok" or "error") and its text."""
+    from selenium.webdriver.common.by import By
+
+    button = driver.find_element(By.ID, button_id)
+    button.click()
+    wait(driver).until(lambda d: d.find_element(By.ID, button_id).is_enabled())
+    result = driver.find_element(By.ID, result_id)
+    assert result.is_displayed(), f"{button_id} showed no outcome"
+    return result.get_attribute("data-state"), result.text

@@ -4,15 +4,14 @@ sent an image notification shows it in its inbox with the image loaded; unsubscr
 tab and the device's page; a device group is created, grown and shrunk, and a message to it reaches its members;
 refusals show the API's own error text. Every FCM call appears in the request log. Screenshots go to
 INSPECTOR_SCREENSHOTS (default .build/test-output/inspector)."""
+import json
 import re
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
 
 from fcmharness import Emulator
-from inspectorbrowser import ImageServer, open_view, png, shot, start_browser, table_rows, wait
+from inspectorbrowser import ImageServer, choose, click, open_view, png, shot, start_browser, table_rows, type_into, wait
 
 PROJECT, SENDER = "acme", "4242"
 PHONE = "actions-phone:APA91b" + "p" * 24
@@ -40,32 +39,10 @@ def seed(emulator, *tokens):
                      {"project": PROJECT, "sender_id": SENDER, "registrations": [{"token": t} for t in tokens]})
 
 
-def type_into(driver, element_id, text):
-    """Replaces a field's text as a person does (select all, type), so the page sees input events."""
-    element = driver.find_element(By.ID, element_id)
-    element.send_keys(Keys.CONTROL, "a")
-    element.send_keys(text if text else Keys.BACKSPACE)
-
-
-def choose(driver, element_id, value):
-    Select(driver.find_element(By.ID, element_id)).select_by_value(value)
-
-
 def act_as(driver, emulator, project=PROJECT, sender=SENDER):
     open_view(driver, emulator, "actions", "#register-button")
     type_into(driver, "act-project", project)
     type_into(driver, "act-sender", sender)
-
-
-def click(driver, button_id, result_id):
-    """Clicks an action's button and waits for its answer: the page disables the button while the action runs.
-    Answers the outcome's state ("ok" or "error") and its text."""
-    button = driver.find_element(By.ID, button_id)
-    button.click()
-    wait(driver).until(lambda d: d.find_element(By.ID, button_id).is_enabled())
-    result = driver.find_element(By.ID, result_id)
-    assert result.is_displayed(), f"{button_id} showed no outcome"
-    return result.get_attribute("data-state"), result.text
 
 
 def logged(emulator):
@@ -103,7 +80,14 @@ def test_a_device_registered_subscribed_and_sent_an_image_by_clicking_shows_it_i
         type_into(browser, "send-image", url)
         state, text = click(browser, "send-button", "send-result")
         assert state == "ok" and re.search(r"sent projects/acme/messages/\S+", text), text
+        preview = json.loads(browser.find_element(By.ID, "send-preview").text)
+        assert preview["message"]["apns"] == {"payload": {"aps": {"mutable-content": 1}}, "fcm_options": {"image": url}}, preview
+        # The whole view, with each outcome: what docs/images/inspector-actions.png shows.
+        size = browser.get_window_size()
+        browser.set_window_size(1400, 1300)
+        browser.execute_script("window.scrollTo(0, 0)")
         shot(browser, "actions.png")
+        browser.set_window_size(size["width"], size["height"])
 
         # The register outcome's link opens the device; the notification is there, its image loaded on all three.
         browser.find_element(By.ID, "register-open").click()

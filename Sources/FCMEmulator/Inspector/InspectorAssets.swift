@@ -150,7 +150,6 @@ pre.raw { background: var(--panel); border: 1px solid var(--line); border-radius
 
 /* Actions: forms side by side, each with its answer under it. */
 .actions { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: 0 14px; align-items: start; }
-.actions .panel.wide { grid-column: 1 / -1; }
 .actions textarea { min-width: 22em; }
 output.result { display: block; margin-top: 10px; padding: 8px 10px; border-left: 4px solid var(--line); background: var(--panel); border-radius: 0 6px 6px 0; }
 output.result[hidden] { display: none; }
@@ -1022,7 +1021,9 @@ views.actions = async (container, { params }) => {
   };
   container.replaceChildren(
     actingPanel(), known,
-    h("div.actions", {}, forms.register.element, forms.topics.element, forms.group.element, forms.send.element));
+    h("div.actions", {},
+      h("div", {}, forms.register.element, forms.topics.element, forms.group.element),
+      h("div", {}, forms.send.element)));
   listKnown();
 };
 
@@ -1055,7 +1056,7 @@ function madeUp(kind) {
 
 function registerPanel() {
   const kind = h("select", { id: "register-kind" }, h("option", { value: "token" }, "FCM token"), h("option", { value: "fid" }, "Installation ID (FID)"));
-  const id = h("input", { id: "register-id", size: 44, spellcheck: false, placeholder: "a token or FID" });
+  const id = h("input", { id: "register-id", size: 34, spellcheck: false, placeholder: "a token or FID" });
   const platform = h("select", { id: "register-platform" }, ["ANDROID", "IOS", "WEB"].map((p) => h("option", { value: p }, p)));
   const app = h("input", { id: "register-app", value: "com.example.app", size: 22 });
   const result = outcome("register-result");
@@ -1182,10 +1183,10 @@ function messageOf({ target, value, title, body, image, data }) {
 function sendPanel(params) {
   const targets = { token: "Token", fid: "FID", topic: "Topic", condition: "Condition", group: "Device group (by name)" };
   const target = h("select", { id: "send-target" }, Object.entries(targets).map(([value, label]) => h("option", { value }, label)));
-  const value = h("input", { id: "send-to", size: 44, list: "known-registrations", spellcheck: false });
-  const title = h("input", { id: "send-title", size: 30 });
-  const body = h("input", { id: "send-body", size: 44 });
-  const image = h("input", { id: "send-image", size: 44, type: "url", placeholder: "https://… (the devices fetch it)" });
+  const value = h("input", { id: "send-to", size: 40, list: "known-registrations", spellcheck: false });
+  const title = h("input", { id: "send-title", size: 24 });
+  const body = h("input", { id: "send-body", size: 36 });
+  const image = h("input", { id: "send-image", size: 40, type: "url", placeholder: "https://… (the devices fetch it)" });
   const data = h("textarea", { id: "send-data", rows: 2, spellcheck: false, placeholder: "key=value, one a line" });
   const validateOnly = h("input", { id: "send-validate-only", type: "checkbox" });
   const preview = h("pre.raw.small", { id: "send-preview" });
@@ -1234,17 +1235,18 @@ function sendPanel(params) {
     }[values.target]();
     report(result, answer, [validateOnly.checked ? "valid (validate_only: nothing delivered) " : "sent ", h("code", { id: "send-name" }, (answer.value || {}).name || ""), ". "],
       answer.ok && !validateOnly.checked ? where : null);
+    refreshStats();
   }
   return {
     use: (id) => { target.value = "token"; value.value = id; showPreview(); },
-    element: h("section.panel.wide", { id: "send" }, h("h2", {}, "Send a message"),
+    element: h("section.panel", { id: "send" }, h("h2", {}, "Send a message"),
       h("p.muted.small", {}, "POST /v1/projects/P/messages:send, checked as FCM checks it; delivered messages land in the devices' inboxes."),
       h("div.fields", {}, field("To", target), field("Token, FID, topic, condition or group name", value)),
       h("div.fields", {}, field("Title", title), field("Body", body), field("Image URL", image)),
       h("div.fields", {}, field("Data", data), h("label.check", {}, validateOnly, " Validate only")),
       h("div.toolbar", {}, button("send-button", "Send", send, "primary")),
       result,
-      h("details", {}, h("summary", {}, "Request body"), preview)),
+      h("details", { open: true }, h("summary", {}, "Request body"), preview)),
   };
 }
 
