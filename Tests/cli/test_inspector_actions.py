@@ -219,3 +219,19 @@ def test_a_token_other_than_owner_acts_under_iam(browser):
         assert principals == ["serviceAccount:planner@ci.iam.gserviceaccount.com", None], "the request log names who acted"
     finally:
         emulator.stop()
+
+
+def test_a_made_up_installation_id_registers_as_an_fid(browser, emulator):
+    act_as(browser, emulator, project="", sender="")
+    choose(browser, "register-kind", "fid")
+    browser.find_element(By.ID, "register-make-up").click()
+    fid = browser.find_element(By.ID, "register-id").get_attribute("value")
+    assert re.fullmatch(r"[cdef][A-Za-z0-9_-]{21}", fid), fid
+    state, text = click(browser, "register-button", "register-result")
+    assert state == "ok" and f"registered {fid} (ANDROID, com.example.app) in no project (any)." in text, text
+    record = emulator.request("GET", "/emulator/v1/registrations/" + fid)
+    assert (record["kind"], record["project"]) == ("fid", ""), record
+    # Without a project the v1 APIs have no path: the page says so and sends nothing.
+    state, text = click(browser, "subscribe-button", "topic-result")
+    assert state == "error" and text == "Not sent: give the project id: the v1 API names it in the path.", text
+    assert logged(emulator) == []
