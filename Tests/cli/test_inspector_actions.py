@@ -131,6 +131,7 @@ def test_unsubscribing_and_the_apis_refusals(browser, emulator):
     type_into(browser, "topic-registration", UNKNOWN)
     state, text = click(browser, "subscribe-button", "topic-result")
     assert state == "error" and "Refused: 404 NOT_FOUND / UNREGISTERED: Requested entity was not found." in text, text
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", browser.find_element(By.ID, "topic-result"))
     shot(browser, "actions-refused.png")
 
     # A message the API refuses, with its reason.
@@ -180,6 +181,7 @@ def test_a_device_group_created_and_edited_from_the_page_gets_a_message(browser,
     # Creating it again: FCM's words.
     state, text = click(browser, "group-create", "group-result")
     assert state == "error" and "Refused: 400: notification_key already exists" in text, text
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", browser.find_element(By.ID, "group-result"))
     shot(browser, "actions-group.png")
 
     choose(browser, "send-target", "group")
