@@ -61,6 +61,10 @@ def test_the_page_lists_what_apply_subscribed(browser, applied):
     search = browser.find_element(By.ID, "registration-search")
     search.send_keys("topic:industry-tech\n")
     wait(browser).until(lambda d: len(table_rows(d, "registrations-table")) == 1)
+    # Words that must all match: the space goes to the emulator as %20 (a "+" would stay a plus there).
+    open_view(browser, emulator, "registrations", "#registrations-table[data-ready=true]")
+    browser.find_element(By.ID, "registration-search").send_keys("topic:weather-nyc project:quickstart-demo\n")
+    wait(browser).until(lambda d: len(table_rows(d, "registrations-table")) == 2)
 
     open_view(browser, emulator, "topics", "#topics-table[data-ready=true]")
     topics = {row[0]: row for row in table_rows(browser, "topics-table")}
