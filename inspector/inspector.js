@@ -53,13 +53,13 @@ async function api(method, path, body) {
   return value;
 }
 
+/** Percent-encoded, spaces as %20: the emulator, like Google's front end, does not read "+" as a space. */
 function query(parameters) {
-  const search = new URLSearchParams();
+  const parts = [];
   for (const [name, value] of Object.entries(parameters)) {
-    if (value !== undefined && value !== null && value !== "") search.set(name, value);
+    if (value !== undefined && value !== null && value !== "") parts.push(encodeURIComponent(name) + "=" + encodeURIComponent(value));
   }
-  const text = search.toString();
-  return text ? "?" + text : "";
+  return parts.length ? "?" + parts.join("&") : "";
 }
 
 function number(value) { return Number(value || 0).toLocaleString("en-US"); }
@@ -181,7 +181,7 @@ views.registrations = (container, { params }) => {
   const q = params.get("q") || "";
   const table = pagedTable({
     id: "registrations-table",
-    empty: q ? "No registration matches." : "No registrations yet: POST /emulator/v1/registrations, or scripts/emulator-seed.sh DIR.",
+    empty: q ? "No registration matches." : "No registrations yet: Actions › Register a device, POST /emulator/v1/registrations, or fcmctl validate --emulator-seed.",
     rowLink: (r) => link("registration", r.id),
     columns: [
       { title: "Registration", cell: (r) => h("span.id", {}, kindBadge(r.kind), " ", h("code", { title: r.id }, shortID(r.id))) },
@@ -235,19 +235,39 @@ views.registration = async (container, { rest: id }) => {
     h("dt", {}, "Device groups"), h("dd", {}, record.groups.length
       ? record.groups.map((g) => h("a.chip", { href: link("groups", undefined, { q: g.name }) }, `${g.name} (${g.sender_id})`))
       : h("span.muted", {}, "none")));
-  const topics = h("table.grid.compact", { id: "registration-topics" },
-    h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Subscribed"))),
-    h("tbody", {}, record.topics.length
-      ? record.topics.map((t) => h("tr", {}, h("td", {}, h("a", { href: link("topic", t.name, { project: record.project }) }, t.name)), h("td", {}, t.create_time)))
-      : h("tr", {}, h("td.muted", { colSpan: 2 }, "No subscriptions."))));
-  const messages = inbox.messages.slice().reverse();
+  const topicsHeading = h("h2", {});
+  const topicRows = h("tbody");
+  const inboxPanel = h("section.panel", { id: "inbox" });
+  // Subscribing here goes through the FCM API (actions.js); the device is then read again, not guessed at.
+  const actions = deviceTopicActions(id, record, async () => {
+    try {
+      const [fresh, messages] = await Promise.all([
+        api("GET", "/registrations/" + encodeURIComponent(id)),
+        api("GET", "/registrations/" + encodeURIComponent(id) + "/inbox"),
+      ]);
+      showDevice(fresh, messages);
+    } catch (error) { notice(error.message, "bad"); }
+  });
+  function showDevice(current, delivered) {
+    topicsHeading.textContent = `Topics (${number(current.topic_count)})`;
+    topicRows.replaceChildren(...(current.topics.length
+      ? current.topics.map((t) => h("tr", {}, h("td", {}, h("a", { href: link("topic", t.name, { project: current.project }) }, t.name)),
+        h("td", {}, t.create_time), h("td", {}, actions.unsubscribe(t.name))))
+      : [h("tr", {}, h("td.muted", { colSpan: 3 }, "No subscriptions."))]));
+    const messages = delivered.messages.slice().reverse();
+    inboxPanel.replaceChildren(h("h2", {}, `Inbox (${number(messages.length)})`),
+      ...(messages.length ? messages.map((m) => inboxMessage(m, current)) : [h("p.muted", {}, "Nothing delivered yet.")]));
+  }
+  showDevice(record, inbox);
+  const topics = h("table.grid.compact", { id: "registration-topics", dataset: { ready: "true" } },
+    h("thead", {}, h("tr", {}, h("th", {}, "Topic"), h("th", {}, "Subscribed"), h("th.narrow", {}, ""))), topicRows);
   container.replaceChildren(
     h("div.toolbar", {}, h("a", { href: "#registrations" }, "‹ Registrations"), h("span.grow"),
+      h("a.button", { href: link("actions", undefined, { registration: id, project: record.project }), id: "device-send" }, "Send a message"),
       h("button", { type: "button", onclick: () => render() }, "Refresh"), uninstall),
     h("section.panel", {}, h("h2", {}, "Device"), facts),
-    h("section.panel", {}, h("h2", {}, `Topics (${number(record.topic_count)})`), topics),
-    h("section.panel", { id: "inbox" }, h("h2", {}, `Inbox (${number(messages.length)})`),
-      messages.length ? messages.map((m) => inboxMessage(m, record)) : h("p.muted", {}, "Nothing delivered yet.")));
+    h("section.panel", { id: "device-topics" }, topicsHeading, record.uninstalled ? null : actions.toolbar, actions.result, topics),
+    inboxPanel);
 };
 
 /** What each platform would show for a message: FCM's notification, overridden per platform. */
@@ -366,7 +386,8 @@ views.topic = (container, { rest: name, params }) => {
     },
   });
   container.replaceChildren(
-    h("div.toolbar", {}, h("a", { href: "#topics" }, "‹ Topics")),
+    h("div.toolbar", {}, h("a", { href: "#topics" }, "‹ Topics"), h("span.grow"),
+      h("a.button", { href: link("actions", undefined, { topic: name, project: project || undefined }) }, "Send to this topic")),
     h("h2", {}, "Topic ", h("code", {}, name), project !== null ? h("span.muted", {}, ` in ${project || "no project"}`) : null),
     table.element);
   table.first();
@@ -383,6 +404,7 @@ views.groups = (container, { params }) => {
       { title: "Project", cell: (g) => g.project || h("span.muted", {}, "unlinked") },
       { title: "Members", cell: (g) => h("ul.members", {}, g.members.map((m) => h("li", {}, h("a", { href: link("registration", m) }, h("code", { title: m }, shortID(m)))))) },
       { title: "Notification key", cell: (g) => h("code.key", { title: "FCM answers a different valid key on every read" }, g.notification_key) },
+      { title: "", cell: (g) => h("a", { href: link("actions", undefined, { group: g.name, sender: g.sender_id, project: g.project || undefined }) }, "Edit or send") },
     ],
     load: async (token) => {
       const page = await api("GET", "/groups" + query({ q, page_size: PAGE_SIZE, page_token: token }));
@@ -672,8 +694,11 @@ function render() {
   view(container, current);
 }
 
-window.addEventListener("hashchange", render);
-render();
-refreshStats();
-setInterval(() => { if (document.visibilityState === "visible") refreshStats(); }, 5000);
-api("GET", "/health").then((health) => { document.getElementById("version").textContent = health.build; }).catch(() => {});
+// Started once every script has run: actions.js, loaded after this file, adds its view first.
+window.addEventListener("DOMContentLoaded", () => {
+  window.addEventListener("hashchange", render);
+  render();
+  refreshStats();
+  setInterval(() => { if (document.visibilityState === "visible") refreshStats(); }, 5000);
+  api("GET", "/health").then((health) => { document.getElementById("version").textContent = health.build; }).catch(() => {});
+});

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Usage: scripts/embed-inspector.sh [--check]
-# The inspector page (inspector/index.html, inspector.css, inspector.js) ships inside the emulator's
+# The inspector page (inspector/index.html, inspector.css, inspector.js, actions.js) ships inside the emulator's
 # executable: the release is one static binary, without a resource bundle. This writes
-# Sources/FCMEmulator/Inspector/InspectorAssets.swift, which holds the three files as string literals; run it
+# Sources/FCMEmulator/Inspector/InspectorAssets.swift, which holds the four files as string literals; run it
 # after editing any of them. --check only says whether the Swift file is up to date (exit 1 if not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 - "${1:-}" <<'PY'
 import sys
-names = [("html", "index.html"), ("stylesheet", "inspector.css"), ("script", "inspector.js")]
+names = [("html", "index.html"), ("stylesheet", "inspector.css"), ("script", "inspector.js"), ("actionsScript", "actions.js")]
 target = "Sources/FCMEmulator/Inspector/InspectorAssets.swift"
 parts = []
 for name, file in names:

@@ -22,7 +22,8 @@ package struct EmulatorCommand: AsyncParsableCommand {
             POST registrations, DELETE registrations/ID, GET registrations/ID/inbox, GET requests, GET stats, \
             GET|PUT faults, GET|PUT quotas, POST tokens:expire, GET health, GET export, POST import, GET principals, and the paged \
             GET registrations, topics, topics/NAME/subscribers and groups. A browser pointed at http://HOST:PORT/ \
-            gets the inspector, a page over that API.
+            gets the inspector, a page over that API that can also register devices, subscribe them, edit device groups \
+            and send messages (through the FCM APIs above, as the token 'owner' unless told another).
             The first line on standard output is 'fcm-emulator listening on http://HOST:PORT'. See docs/emulator.md.
             """,
         version: BuildInfo.summary("fcm-emulator"))

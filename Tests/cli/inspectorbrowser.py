@@ -6,8 +6,11 @@ import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+from fcmharness import ROOT
+
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
+SCREENSHOTS = os.environ.get("INSPECTOR_SCREENSHOTS", os.path.join(ROOT, ".build", "test-output", "inspector"))
 
 
 def start_browser(width=1400, height=1000, resolver_rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost", flags=()):
@@ -59,3 +62,61 @@ class ImageServer:
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def shot(driver, name):
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    driver.save_screenshot(os.path.join(SCREENSHOTS, name))
+
+
+def wait(driver, seconds=20):
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
+
+
+def open_view(driver, emulator, fragment, ready):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+
+    driver.get(emulator.base + "/#" + fragment)
+    return wait(driver).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ready)))
+
+
+def table_rows(driver, table_id):
+    """The cells' text, read in one script so a table the page replaces meanwhile cannot leave stale handles."""
+    ready = "const t = document.getElementById(arguments[0]); return !!t && t.dataset.ready === 'true'"
+    wait(driver).until(lambda d: d.execute_script(ready, table_id))
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()))", table_id)
+
+
+def type_into(driver, element_id, text):
+    """Replaces a field's text as a person does (select all, type), so the page sees input events."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    element = driver.find_element(By.ID, element_id)
+    element.send_keys(Keys.CONTROL, "a")
+    element.send_keys(text if text else Keys.BACKSPACE)
+
+
+def choose(driver, element_id, value):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(By.ID, element_id)).select_by_value(value)
+
+
+def click(driver, button_id, result_id):
+    """Clicks an action's button and waits for its answer: the page disables the button while the action runs.
+    Answers the outcome's state ("ok" or "error") and its text."""
+    from selenium.webdriver.common.by import By
+
+    button = driver.find_element(By.ID, button_id)
+    button.click()
+    wait(driver).until(lambda d: d.find_element(By.ID, button_id).is_enabled())
+    result = driver.find_element(By.ID, result_id)
+    assert result.is_displayed(), f"{button_id} showed no outcome"
+    return result.get_attribute("data-state"), result.text

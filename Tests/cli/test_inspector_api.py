@@ -25,11 +25,13 @@ def test_a_browser_gets_the_page_and_the_metadata_ping_still_gets_the_metadata_r
     try:
         status, headers, body = raw(emulator, "/")
         assert status == 200 and headers["Content-Type"].startswith("text/html"), headers
-        assert b'<script src="/emulator/ui/inspector.js">' in body
+        assert b'<script src="/emulator/ui/inspector.js">' in body and b'<script src="/emulator/ui/actions.js">' in body
         assert "default-src 'self'" in headers["Content-Security-Policy"]
-        for path, kind in [("/emulator/ui/inspector.js", "text/javascript"), ("/emulator/ui/inspector.css", "text/css")]:
+        for path, kind in [("/emulator/ui/inspector.js", "text/javascript"), ("/emulator/ui/actions.js", "text/javascript"),
+                           ("/emulator/ui/inspector.css", "text/css")]:
             status, headers, body = raw(emulator, path)
             assert status == 200 and headers["Content-Type"].startswith(kind) and body, path
+            assert "script-src 'self'" in headers["Content-Security-Policy"] and headers["X-Content-Type-Options"] == "nosniff", path
         status, headers, body = raw(emulator, "/", {"Metadata-Flavor": "Google"})
         assert (status, headers.get("Metadata-Flavor"), body) == (200, "Google", b"computeMetadata/\n")
         status, _, body = raw(emulator, "/emulator/v1/health")

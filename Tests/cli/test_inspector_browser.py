@@ -10,18 +10,14 @@ import subprocess
 import urllib.request
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
 
 from fcmharness import FCMCTL, ROOT, Emulator, run
-from inspectorbrowser import ImageServer, png, start_browser
+from inspectorbrowser import ImageServer, open_view, png, shot, start_browser, table_rows, wait
 
 QUICKSTART = os.path.join(ROOT, "examples", "quickstart")
 PHONE = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
 KIOSK = "kiosk-nyc-001:APA91bE8xKq2Rv0sWmYd3TfLpNcJh7Ug"
-SCREENSHOTS = os.environ.get("INSPECTOR_SCREENSHOTS", os.path.join(ROOT, ".build", "test-output", "inspector"))
 
 
 def seeded_emulator():
@@ -52,28 +48,6 @@ def applied(tmp_path):
     emulator.stop()
 
 
-def shot(driver, name):
-    os.makedirs(SCREENSHOTS, exist_ok=True)
-    driver.save_screenshot(os.path.join(SCREENSHOTS, name))
-
-
-def wait(driver, seconds=20):
-    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
-
-
-def open_view(driver, emulator, fragment, ready):
-    driver.get(emulator.base + "/#" + fragment)
-    return wait(driver).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ready)))
-
-
-def table_rows(driver, table_id):
-    """The cells' text, read in one script so a table the page replaces meanwhile cannot leave stale handles."""
-    ready = "const t = document.getElementById(arguments[0]); return !!t && t.dataset.ready === 'true'"
-    wait(driver).until(lambda d: d.execute_script(ready, table_id))
-    return driver.execute_script(
-        "return [...document.querySelectorAll('#' + arguments[0] + ' tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()))", table_id)
-
-
 def test_the_page_lists_what_apply_subscribed(browser, applied):
     emulator, _ = applied
     open_view(browser, emulator, "registrations", "#registrations-table[data-ready=true]")
@@ -87,6 +61,10 @@ def test_the_page_lists_what_apply_subscribed(browser, applied):
     search = browser.find_element(By.ID, "registration-search")
     search.send_keys("topic:industry-tech\n")
     wait(browser).until(lambda d: len(table_rows(d, "registrations-table")) == 1)
+    # Words that must all match: the space goes to the emulator as %20 (a "+" would stay a plus there).
+    open_view(browser, emulator, "registrations", "#registrations-table[data-ready=true]")
+    browser.find_element(By.ID, "registration-search").send_keys("topic:weather-nyc project:quickstart-demo\n")
+    wait(browser).until(lambda d: len(table_rows(d, "registrations-table")) == 2)
 
     open_view(browser, emulator, "topics", "#topics-table[data-ready=true]")
     topics = {row[0]: row for row in table_rows(browser, "topics-table")}
