@@ -66,7 +66,12 @@ struct IIDTopics {
                 break
             }
             sender.statistics.add("registration_retries", retrying.count)
-            do { try await sender.clock.sleep(seconds: delay) } catch { break }
+            do {
+                try await sender.clock.sleep(seconds: delay)
+            } catch {
+                stopped = "the run was cancelled"
+                break
+            }
             let answers: [Registration: SubscriptionOutcome]
             do {
                 answers = try await send(topic: topic, action: action, retrying)
