@@ -11,10 +11,12 @@ import Synchronization
 /// spent at once.
 ///
 /// Adapting: answers are judged in windows of half a second (at least 20 answers), each starting with its
-/// first answer. A window in which more than 8 % of the paced answers were 429 is a quota wall (another
+/// first answer, by the changes they carried (an IID batch's answer weighs its registrations, each by its own
+/// result). A window in which more than 8 % of the changes were refused (429, or an IID batch's per-registration
+/// RESOURCE_EXHAUSTED) is a quota wall (another
 /// client shares the quota, or it is lower than configured): the rate drops to 90 % of what FCM did not
 /// refuse in that window, and the next window is not judged. A window in which more than 8 % were server errors (5xx,
-/// or no answer at all) is back-pressure: the rate drops by that share (at most by half). A smaller share is
+/// a per-registration INTERNAL, or no answer at all) is back-pressure: the rate drops by that share (at most by half). A smaller share is
 /// noise that a retry absorbs. While the rate is what holds the run back and nothing is refused, it climbs
 /// 5 % a second (1 % within 5 % of the last wall) up to the configured rate. Only the share, never a single
 /// answer, moves it.
@@ -32,14 +34,19 @@ package final class RateLimiter: Sendable {
     private let queue: WakeQueue
     private let pace: Mutex<Pace>
 
+    /// Counted in changes, not requests: an IID batch of 1,000 weighs what 1,000 v1 requests do.
     struct Window {
         var start: Double
+        /// Paced answers received (requests): a window is judged only with enough of them.
+        var answers = 0
         var accepted = 0
         var refused = 0
-        /// 5xx answers and requests that got none.
+        /// Changes answered with a 5xx (or a per-registration INTERNAL), and those of requests that got no answer.
         var failed = 0
         /// Changes booked: whether the rate was what held the run back.
         var booked = 0.0
+
+        var changes: Int { accepted + refused + failed }
     }
 
     /// Answers judged together.
@@ -107,27 +114,53 @@ package final class RateLimiter: Sendable {
         case serverError
     }
 
+    /// How FCM answered one paced request, change by change: a whole answer weighs as many changes as the
+    /// request made; an IID batch's 200 tallies its per-registration results (a RESOURCE_EXHAUSTED among them
+    /// counts as a 429 does, an INTERNAL as a 5xx).
+    package struct Tally: Sendable, Equatable {
+        package var accepted: Int
+        package var refused: Int
+        package var failed: Int
+
+        package init(accepted: Int = 0, refused: Int = 0, failed: Int = 0) {
+            self.accepted = accepted
+            self.refused = refused
+            self.failed = failed
+        }
+
+        package init(_ answer: Answer, changes: Int = 1) {
+            switch answer {
+            case .accepted: self.init(accepted: changes)
+            case .refused: self.init(refused: changes)
+            case .serverError: self.init(failed: changes)
+            }
+        }
+    }
+
     /// How FCM answered a paced request: `refused` for a 429.
     package func record(refused: Bool) { record(refused ? .refused : .accepted) }
 
-    package func record(_ answer: Answer) {
+    package func record(_ answer: Answer) { record(Tally(answer)) }
+
+    package func record(_ tally: Tally) {
         guard configuredRate > 0 else { return }
         pace.withLock { pace in
             let now = clock.now()
             // A window starts with its first answer: one opened at start-up (or before a quiet spell) would
             // judge the first answers of a run alone, over seconds nothing was sent in.
-            if pace.window.accepted + pace.window.refused + pace.window.failed == 0 {
+            if pace.window.answers == 0 {
                 pace.window = Window(start: now, booked: pace.window.booked)
             }
-            switch answer {
-            case .accepted: pace.window.accepted += 1
-            case .refused: pace.window.refused += 1
-            case .serverError: pace.window.failed += 1
-            }
+            pace.window.answers += 1
+            pace.window.accepted += tally.accepted
+            pace.window.refused += tally.refused
+            pace.window.failed += tally.failed
             let elapsed = now - pace.window.start
-            let answers = pace.window.accepted + pace.window.refused + pace.window.failed
-            guard elapsed >= Self.windowSeconds, answers >= Self.minimumAnswers || elapsed >= 10 * Self.windowSeconds else { return }
-            pace.judge(elapsed: elapsed, answers: Double(answers), now: now)
+            let changes = pace.window.changes
+            guard elapsed >= Self.windowSeconds, pace.window.answers >= Self.minimumAnswers || elapsed >= 10 * Self.windowSeconds,
+                changes > 0
+            else { return }
+            pace.judge(elapsed: elapsed, changes: Double(changes), now: now)
             pace.window = Window(start: now)
         }
     }
@@ -159,13 +192,13 @@ package final class RateLimiter: Sendable {
         }
 
         /// Once per window.
-        mutating func judge(elapsed: Double, answers: Double, now: Double) {
+        mutating func judge(elapsed: Double, changes: Double, now: Double) {
             if settling {
                 settling = false
                 return
             }
-            let refusedShare = Double(window.refused) / answers
-            let failedShare = Double(window.failed) / answers
+            let refusedShare = Double(window.refused) / changes
+            let failedShare = Double(window.failed) / changes
             let wall = refusedShare > RateLimiter.wallShare
             let backPressure = failedShare > RateLimiter.serverErrorShare
             guard wall || backPressure else {
@@ -201,7 +234,7 @@ package final class RateLimiter: Sendable {
                 }
             }
             // Cuts start from what was actually sent, not from a rate nobody reached.
-            let sent = min(currentRate, answers / elapsed)
+            let sent = min(currentRate, changes / elapsed)
             var target = currentRate
             if wall {
                 // The quota speaks through 429s alone: a 5xx was not refused for it (back-pressure answers those).

@@ -29,7 +29,7 @@ package final class SendStatistics: Sendable {
 
     package init() {}
 
-    func add(_ key: String) { counts.withLock { $0.named[key, default: 0] += 1 } }
+    func add(_ key: String, _ count: Int = 1) { counts.withLock { $0.named[key, default: 0] += count } }
 
     func addRequest() { counts.withLock { $0.requests += 1 } }
 
@@ -77,8 +77,10 @@ package struct RequestSender: Sendable {
         self.statistics = statistics
     }
 
-    /// `pacedCost`: how many subscription changes the request makes (nil for requests the quota ignores).
-    package func send(_ request: HTTPRequest, pacedCost: Double? = nil) async throws -> HTTPResponse {
+    /// `pacedCost`: how many subscription changes the request makes (nil for requests the quota ignores); the
+    /// limiter weighs the answer by it. `resultsPerChange`: a 200 carries a result per change (an IID batch),
+    /// which the caller reads and hands to `tally`; the sender tallies every other answer itself.
+    package func send(_ request: HTTPRequest, pacedCost: Double? = nil, resultsPerChange: Bool = false) async throws -> HTTPResponse {
         let start = clock.now()
         var attempt = 0
         // Quota refusals of paced requests do not count against the attempts (see below).
@@ -88,6 +90,7 @@ package struct RequestSender: Sendable {
         let stop = pacedCost == nil ? nil : self.stop
         var last: Result<HTTPResponse, TransportError>?
         var unanswered = false
+        let changes = pacedCost.map { max(1, Int($0.rounded())) } ?? 0
         while true {
             attempt += 1
             if let pacedCost, let limiter { try await limiter.acquire(pacedCost) }
@@ -118,7 +121,7 @@ package struct RequestSender: Sendable {
             } catch let error as TransportError {
                 unanswered = true
                 statistics.add("transport_errors")
-                if pacedCost != nil, let limiter { limiter.record(.serverError) }
+                if pacedCost != nil, let limiter { limiter.record(RateLimiter.Tally(.serverError, changes: changes)) }
                 last = .failure(error)
                 if stop?.isRequested == true { throw error }
                 switch policy.decide(
@@ -146,8 +149,9 @@ package struct RequestSender: Sendable {
             // does not use up the attempts (only the total time bounds it), so a run started with --qps far above
             // the quota converges below it instead of failing requests.
             let quotaRefusal = response.status == 429 && pacedCost != nil && limiter != nil
-            if pacedCost != nil, let limiter {
-                limiter.record(response.status == 429 ? .refused : response.status >= 500 ? .serverError : .accepted)
+            if pacedCost != nil, let limiter, !(resultsPerChange && response.status == 200) {
+                limiter.record(
+                    RateLimiter.Tally(response.status == 429 ? .refused : response.status >= 500 ? .serverError : .accepted, changes: changes))
             }
             guard RetryPolicy.retryableStatuses.contains(response.status) else { return response }
             if response.status >= 500 { unanswered = true }
@@ -169,4 +173,7 @@ package struct RequestSender: Sendable {
             }
         }
     }
+
+    /// How FCM answered the changes of a paced request sent with `resultsPerChange`, one by one.
+    package func tally(_ tally: RateLimiter.Tally) { limiter?.record(tally) }
 }

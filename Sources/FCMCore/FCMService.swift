@@ -24,8 +24,17 @@ package enum SubscriptionOutcome: Hashable, Sendable {
     case done
     /// The registration is gone (NOT_FOUND / UNREGISTERED / INVALID_ARGUMENT for this sender): drift, not retried.
     case registrationGone(reason: String)
-    /// A per-registration failure inside a batch (TOO_MANY_TOPICS, INTERNAL, …).
-    case failed(code: String)
+    /// A per-registration failure inside a batch: FCM answered it and made no change (TOO_MANY_TOPICS, or a
+    /// RESOURCE_EXHAUSTED / INTERNAL still answered after the client's retries). `message`: what happened, when
+    /// the client has more to say than the code.
+    case failed(code: String, message: String? = nil)
+    /// Retried inside a batch, and the retry's request got no answer that says what became of it (a 5xx, a
+    /// lost connection): FCM may have made the change, so it stays pending until a refresh reads FCM.
+    case unsettled(code: String, message: String)
+
+    /// The per-registration codes that say "retry" (Google's IID reference: "Retry the request", "Retry with
+    /// exponential backoff").
+    package static let retryableCodes: Set<String> = ["RESOURCE_EXHAUSTED", "INTERNAL"]
 }
 
 /// A request as it would be sent, registrations in full: the view that prints it redacts them.

@@ -6,6 +6,9 @@ struct DeviceGroupRoutes {
     /// `--group-export`: serve the member export the emulator invented. Google's migration page says such a
     /// GET exists but no public source gives its URL or answer, so it is off unless a test asks for it.
     var exportEnabled = false
+    /// [GUESS] Whether a FID is taken where the page names registration tokens (`--accept-legacy-fids`); by
+    /// default it is dropped like any invalid registration token.
+    var acceptsFIDs = false
 
     static let memberLimit = 20
     static let errorAlreadyExists = "notification_key already exists"
@@ -92,10 +95,13 @@ struct DeviceGroupRoutes {
         var name: String
     }
 
-    /// [GUESS] another project's registration is dropped like an invalid one; no source records FCM's answer.
+    /// [GUESS] another project's registration (and, unless accepted, a FID) is dropped like an invalid one; no
+    /// source records FCM's answer.
     func validIDs(_ ids: [String], sender: String) async -> [String] {
         var valid: [String] = []
-        for id in ids where await store.check(id, as: .sender(sender)) == .valid && !valid.contains(id) { valid.append(id) }
+        for id in ids where await store.check(id, as: .sender(sender), refusingFIDs: !acceptsFIDs) == .valid && !valid.contains(id) {
+            valid.append(id)
+        }
         return valid
     }
 

@@ -15,6 +15,9 @@ package struct EmulatorConfiguration: Sendable {
     package var autoRegister = false
     /// Serve the unconfirmed device-group member export (`--group-export`).
     package var groupExport = false
+    /// [GUESS] FIDs on the device-group and IID APIs (`--accept-legacy-fids`): no source says FCM takes them
+    /// there, so by default they are refused as a string that is not a registration token is.
+    package var acceptLegacyFIDs = false
     /// Topic Subscription answers in snake_case (`--snake-case-fields`) instead of lowerCamelCase.
     package var snakeCaseFields = false
     package var noAuth = false
@@ -92,9 +95,12 @@ struct EmulatorResponder: HTTPResponder {
     init(services: EmulatorServices) {
         self.services = services
         let store = services.store
-        deviceGroups = DeviceGroupRoutes(store: store, exportEnabled: services.configuration.groupExport)
+        deviceGroups = DeviceGroupRoutes(
+            store: store, exportEnabled: services.configuration.groupExport, acceptsFIDs: services.configuration.acceptLegacyFIDs)
         topicSubscriptions = TopicSubscriptionRoutes(store: store, snakeCaseFields: services.configuration.snakeCaseFields)
-        iid = IIDRoutes(store: store, senderID: services.configuration.senderID, iam: services.iam, authority: services.authority)
+        iid = IIDRoutes(
+            store: store, senderID: services.configuration.senderID, iam: services.iam, authority: services.authority, faults: services.faults,
+            acceptsFIDs: services.configuration.acceptLegacyFIDs)
         messages = MessageRoutes(store: store)
         let configuration = services.configuration
         tokens = TokenRoutes(

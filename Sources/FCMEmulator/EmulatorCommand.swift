@@ -61,6 +61,14 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Serve GET /fcm/notification/export?notification_key=K, a member export no public source confirms.")
     var groupExport = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Accept FIDs on the device-group and Instance ID APIs, which no public source says FCM does.",
+            discussion:
+                "By default a FID there is answered as FCM answers a string that is not a registration token: INVALID_ARGUMENT in an IID batch, 400 InvalidToken from iid/info and rel/topics, dropped from a device-group request."
+        ))
+    var acceptLegacyFids = false
+
     @Flag(help: "Answer the v1 Topic Subscription API with snake_case fields (topic_name) instead of lowerCamelCase (topicName).")
     var snakeCaseFields = false
 
@@ -151,6 +159,12 @@ package struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Error rates, e.g. 503=0.05,429=0.02, topics.create:500=0.1 or messages.send:SENDER_ID_MISMATCH=1 (an FcmError code).")
     var errorRate: String?
 
+    @Option(
+        help:
+            "Per-token errors within IID batches' 200 answers, e.g. RESOURCE_EXHAUSTED=0.05 or iid.batchRemove:INTERNAL=0.01 (a share of the tokens)."
+    )
+    var iidTokenErrorRate: String?
+
     @Option(help: "Fraction of FCM requests whose connection is dropped mid-response.")
     var dropRate: Double = 0
 
@@ -213,6 +227,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         if autoRegister && strictRegistrations { throw ValidationError("--auto-register and --strict-registrations contradict each other") }
         configuration.autoRegister = autoRegister
         configuration.groupExport = groupExport
+        configuration.acceptLegacyFIDs = acceptLegacyFids
         configuration.snakeCaseFields = snakeCaseFields
         configuration.noAuth = noAuth
         configuration.htmlUnauthorized = htmlUnauthorized
@@ -231,6 +246,7 @@ package struct EmulatorCommand: AsyncParsableCommand {
         configuration.faults.jitterMs = try FaultSettings.parseMilliseconds(jitter)
         configuration.faults.errorRates = try errorRate.map(FaultSettings.parseErrorRates) ?? []
         configuration.faults.dropRate = dropRate
+        configuration.faults.iidTokenErrors = try iidTokenErrorRate.map(IIDTokenErrorRate.parse) ?? []
         configuration.faults.dropAfterCommit = try dropAfterCommitRate.map(FaultSettings.parseDropAfterCommit) ?? []
         configuration.faults.htmlErrors = htmlErrors
         configuration.faults.retryAfterSeconds = retryAfter

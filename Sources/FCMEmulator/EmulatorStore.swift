@@ -130,9 +130,13 @@ actor EmulatorStore {
     /// Like FCM, the emulator knows only registrations it was told of (the admin API); `--auto-register`
     /// makes every well-formed one exist, owned by the project of its first use.
     /// Only a mutating request records a first-seen registration, so reads leave the state dump unchanged.
-    func check(_ id: String, as caller: Caller, recordFirstUse: Bool = true) -> RegistrationCheck {
+    /// `refusingFIDs`: the legacy APIs take registration tokens; a FID (registered as one, or shaped like one
+    /// when unknown) is answered as a string that is no token is, malformed (see `acceptLegacyFIDs`).
+    func check(_ id: String, as caller: Caller, recordFirstUse: Bool = true, refusingFIDs: Bool = false) -> RegistrationCheck {
         guard Self.isWellFormed(id) else { return .malformed }
-        if let record = registrations[id] {
+        let known = registrations[id]
+        if refusingFIDs, (known?.kind ?? Self.kind(of: id)) == "fid" { return .malformed }
+        if let record = known {
             if record.uninstalled { return .notFound }
             return belongs(record, to: caller) ? .valid : .otherProject
         }

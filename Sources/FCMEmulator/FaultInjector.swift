@@ -58,6 +58,21 @@ actor FaultInjector {
         }
         return .proceed(delayMs: delay)
     }
+
+    /// The tokens of one IID batch of `count` (by position) that fail on their own, and with what code. Drawn
+    /// from the same seeded generator, token by token, so a serial client meets the same ones every run.
+    func tokenErrors(_ endpoint: Endpoint, count: Int) -> [Int: String] {
+        let rates = faults.iidTokenErrors.filter { $0.endpoint == nil || $0.endpoint == endpoint.rawValue }
+        guard !rates.isEmpty else { return [:] }
+        var errors: [Int: String] = [:]
+        for index in 0..<count {
+            for rate in rates where random.nextUnit() < rate.rate {
+                errors[index] = rate.error
+                break
+            }
+        }
+        return errors
+    }
 }
 
 /// Allows `perSecond` on average with bursts of up to `burstSeconds` worth; refills continuously.

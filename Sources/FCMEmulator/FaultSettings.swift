@@ -51,6 +51,8 @@ struct FaultSettings: Codable, Sendable, Equatable {
     /// Injected errors come as an HTML page instead of JSON, as some Google front ends answer.
     var htmlErrors = false
     var retryAfterSeconds: Int?
+    /// Per-token RESOURCE_EXHAUSTED or INTERNAL within an IID batch's 200 answer.
+    var iidTokenErrors: [IIDTokenErrorRate] = []
 
     enum CodingKeys: String, CodingKey {
         case latencyMs = "latency_ms"
@@ -61,6 +63,7 @@ struct FaultSettings: Codable, Sendable, Equatable {
         case failingRegistrations = "failing_registrations"
         case htmlErrors = "html_errors"
         case retryAfterSeconds = "retry_after_seconds"
+        case iidTokenErrors = "iid_token_errors"
     }
 
     init() {}
@@ -76,6 +79,7 @@ struct FaultSettings: Codable, Sendable, Equatable {
         failingRegistrations = try c.decodeIfPresent([String: InjectedFault].self, forKey: .failingRegistrations) ?? [:]
         htmlErrors = try c.decodeIfPresent(Bool.self, forKey: .htmlErrors) ?? false
         retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds)
+        iidTokenErrors = try c.decodeIfPresent([IIDTokenErrorRate].self, forKey: .iidTokenErrors) ?? []
     }
 
     /// `0.3` (every mutating endpoint) or `groups.mutate=0.3,topics.create=0.1`, comma-separated.
@@ -150,6 +154,9 @@ struct FaultSettings: Codable, Sendable, Equatable {
             return "failing_registrations.\(Quoted.text(id)): status \(fault.status) is out of range, expected 400 to 599"
         }
         if let retryAfterSeconds, retryAfterSeconds < 0 { return "retry_after_seconds: \(retryAfterSeconds) is negative" }
+        for (index, rate) in iidTokenErrors.enumerated() {
+            if let problem = rate.problem("iid_token_errors[\(index)]") { return problem }
+        }
         return nil
     }
 }

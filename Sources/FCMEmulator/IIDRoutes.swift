@@ -9,6 +9,10 @@ struct IIDRoutes {
     /// Tells the project of the principal the API acts for.
     let iam: IAMCheck
     let authority: TokenAuthority
+    /// Per-token errors to inject into batch answers (`iid_token_errors`).
+    let faults: FaultInjector
+    /// [GUESS] Whether a FID is taken where the IID API names registration tokens (`--accept-legacy-fids`).
+    let acceptsFIDs: Bool
 
     static let batchLimit = 1000
     /// [GUESS] batchAdd's per-token PERMISSION_DENIED is recorded (wire reference §0.7); the single-token
@@ -57,8 +61,14 @@ struct IIDRoutes {
         }
         var results: [[String: String]] = []
         results.reserveCapacity(tokens.count)
-        for token in tokens {
-            switch await store.check(token, as: caller, recordFirstUse: adding) {
+        // A token failed on its own is not looked at: its change is not made, whatever it would have been.
+        let injected = await faults.tokenErrors(adding ? .iidBatchAdd : .iidBatchRemove, count: tokens.count)
+        for (index, token) in tokens.enumerated() {
+            if let code = injected[index] {
+                results.append(["error": code])
+                continue
+            }
+            switch await store.check(token, as: caller, recordFirstUse: adding, refusingFIDs: !acceptsFIDs) {
             case .malformed: results.append(["error": "INVALID_ARGUMENT"])
             case .notFound: results.append(["error": "NOT_FOUND"])
             case .otherProject: results.append(["error": "PERMISSION_DENIED"])
@@ -77,7 +87,7 @@ struct IIDRoutes {
 
     func relation(token: String, topic raw: String, as caller: EmulatorStore.Caller) async -> EmulatorResponse {
         guard let topic = Self.topicName(raw) else { return .flatError(400, "Topic name format is invalid") }
-        switch await store.check(token, as: caller) {
+        switch await store.check(token, as: caller, refusingFIDs: !acceptsFIDs) {
         case .malformed: return .flatError(400, "InvalidToken")
         case .notFound: return .flatError(404, "No information found about this instance id.")
         case .otherProject: return Self.otherProject
@@ -88,7 +98,7 @@ struct IIDRoutes {
     }
 
     func info(_ token: String, details: Bool, as caller: EmulatorStore.Caller) async -> EmulatorResponse {
-        switch await store.check(token, as: caller, recordFirstUse: false) {
+        switch await store.check(token, as: caller, recordFirstUse: false, refusingFIDs: !acceptsFIDs) {
         case .malformed: return .flatError(400, "InvalidToken")
         case .notFound: return .flatError(404, "No information found about this instance id.")
         case .otherProject: return Self.otherProject

@@ -424,12 +424,23 @@ package struct Applier: Sendable {
                 if batch.action == .subscribe { run.goneAdditions.insert(registration) }
                 run.report.outcomes.append(
                     OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
-            case .failed(let code):
+            case .failed(let code, let message):
                 run.output.fail(1)
                 run.report.outcomes.append(
                     OperationOutcome(
                         address: address, action: batch.action.rawValue, registrations: [registration],
-                        status: .failed(code: code, message: Self.batchRefusal(code), retryable: code == "INTERNAL")))
+                        status: .failed(
+                            code: code, message: message ?? Self.batchRefusal(code), retryable: SubscriptionOutcome.retryableCodes.contains(code))))
+                if batch.action == .subscribe { run.failedAdditions.insert(registration) }
+            case .unsettled(let code, let message):
+                // Its retry may have been carried out: pending, like a whole request whose answer was lost.
+                run.output.fail(1)
+                event.markPending(in: &run.ledger)
+                run.report.unsettled += 1
+                run.report.outcomes.append(
+                    OperationOutcome(
+                        address: address, action: batch.action.rawValue, registrations: [registration],
+                        status: .failed(code: code, message: message, retryable: true)))
                 if batch.action == .subscribe { run.failedAdditions.insert(registration) }
             }
         }
