@@ -15,9 +15,9 @@ package struct EmulatorConfiguration: Sendable {
     package var autoRegister = false
     /// Serve the unconfirmed device-group member export (`--group-export`).
     package var groupExport = false
-    /// [GUESS] FIDs on the device-group and IID APIs (`--accept-legacy-fids`): no source says FCM takes them
-    /// there, so by default they are refused as a string that is not a registration token is.
-    package var acceptLegacyFIDs = false
+    /// [GUESS] FIDs on the device-group and IID APIs: no source says whether FCM takes them there. Taken by
+    /// default, as before; `--no-accept-legacy-fids` refuses them as a string that is not a registration token.
+    package var acceptLegacyFIDs = true
     /// Topic Subscription answers in snake_case (`--snake-case-fields`) instead of lowerCamelCase.
     package var snakeCaseFields = false
     package var noAuth = false

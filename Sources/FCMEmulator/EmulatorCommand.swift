@@ -62,12 +62,13 @@ package struct EmulatorCommand: AsyncParsableCommand {
     var groupExport = false
 
     @Flag(
+        inversion: .prefixedNo,
         help: ArgumentHelp(
-            "Accept FIDs on the device-group and Instance ID APIs, which no public source says FCM does.",
+            "Accept FIDs on the device-group and Instance ID APIs (a guess: no public source says FCM does or does not).",
             discussion:
-                "By default a FID there is answered as FCM answers a string that is not a registration token: INVALID_ARGUMENT in an IID batch, 400 InvalidToken from iid/info and rel/topics, dropped from a device-group request."
+                "With --no-accept-legacy-fids a FID there is answered as FCM answers a string that is not a registration token: INVALID_ARGUMENT in an IID batch, 400 InvalidToken from iid/info and rel/topics, dropped from a device-group request."
         ))
-    var acceptLegacyFids = false
+    var acceptLegacyFids = true
 
     @Flag(help: "Answer the v1 Topic Subscription API with snake_case fields (topic_name) instead of lowerCamelCase (topicName).")
     var snakeCaseFields = false

@@ -2,8 +2,8 @@
 and Instance ID pages name registration tokens, and no source says FCM takes a FID there. So fcm-emulator
 answers a FID there as FCM answers a string that is not a registration token: INVALID_ARGUMENT for it in an
 IID batch, 400 InvalidToken from iid/info and rel/topics, dropped from a device-group request like any
-invalid token ("no valid registration ids" when nothing else is left). `--accept-legacy-fids` takes them,
-for whoever would rather assume FCM does."""
+invalid token ("no valid registration ids" when nothing else is left) with `--no-accept-legacy-fids`. By default
+(`--accept-legacy-fids`) it takes them, as it always did: both are guesses."""
 import json
 import urllib.error
 import urllib.request
@@ -29,7 +29,7 @@ def answer(emulator, method, path, body=None, headers=None):
 
 
 def started(*flags):
-    emulator = Emulator("--strict-registrations", *flags)
+    emulator = Emulator("--strict-registrations", *(flags or ("--no-accept-legacy-fids",)))
     emulator.request("POST", "/emulator/v1/registrations",
                      {"project": "legacy", "sender_id": SENDER, "registrations": [{"fid": FID}, {"token": TOKEN}]})
     return emulator
