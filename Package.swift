@@ -82,7 +82,8 @@ let package = Package(
             ],
             swiftSettings: codeSettings),
         .executableTarget(name: "fcmctl", dependencies: ["FCMCommands"], swiftSettings: codeSettings, linkerSettings: staticRuntime),
-        // Fakes for tests: an in-memory FCM; the in-memory state store lives in FCMState.
+        // Fakes for tests: an in-memory FCM, and the in-memory state store (the state manager over a bucket in
+        // memory, under the same rules as every store).
         .target(name: "FCMTestSupport", dependencies: ["FCMCore", "FCMState"], swiftSettings: codeSettings),
         .target(
             name: "FCMEmulator",
@@ -111,7 +112,8 @@ let package = Package(
         // FCMClient: the store conformance suite runs the gcs store through GCSObjectStorage against fake-gcs-server.
         .testTarget(
             name: "FCMStateTests", dependencies: ["FCMState", "FCMCore", "FCMClient", "FCMTestSupport"], swiftSettings: codeSettings),
-        .testTarget(name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore"], swiftSettings: codeSettings),
+        .testTarget(
+            name: "FCMReconcileTests", dependencies: ["FCMReconcile", "FCMState", "FCMCore", "FCMTestSupport"], swiftSettings: codeSettings),
         .testTarget(name: "FCMEmulatorTests", dependencies: ["FCMEmulator"], swiftSettings: codeSettings),
         .testTarget(
             name: "FCMViewsTests", dependencies: ["FCMCommands", "FCMEngine", "FCMViews", "FCMReconcile", "FCMCore"], swiftSettings: codeSettings),

@@ -1,4 +1,5 @@
 import CCurl
+import FCMCore
 import Foundation
 
 /// How the transport's worker waits for curl and is woken: the worker owns the queues, jobs and sleepers,
@@ -51,5 +52,5 @@ extension CurlTransport {
 /// not wake a moment early and turn again for nothing; at most a second, so a missed wake-up costs no more.
 func waitMilliseconds(until due: ContinuousClock.Instant) -> Int32 {
     let left = ContinuousClock.now.duration(to: due)
-    return left <= .zero ? 0 : Int32(min(1000, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+    return Int32(min(1000, left.millisecondsRoundedUp))
 }

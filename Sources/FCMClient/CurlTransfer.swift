@@ -1,4 +1,5 @@
 import CCurl
+import FCMCore
 import Foundation
 
 /// One easy handle and everything curl keeps pointers to (header list, buffers) until the transfer ends.
@@ -53,8 +54,8 @@ final class CurlTransfer: @unchecked Sendable {
     private func configure() {
         _ = fcm_easy_restrict_http(easy)
         _ = fcm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = fcm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout.components.seconds * 1000))
-        _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(options.totalTimeout.components.seconds * 1000))
+        _ = fcm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.millisecondsRoundedUp)
+        _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.totalTimeout.millisecondsRoundedUp)
         // A transfer slower than 1 byte/s for 30 s is stuck, whatever the total timeout says.
         _ = fcm_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
         _ = fcm_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, 30)
@@ -85,7 +86,7 @@ final class CurlTransfer: @unchecked Sendable {
         notAfter = request.notAfter
         // Every request sets its own total deadline: a handle is reused, and a fenced request's shorter one
         // must not stick to the next.
-        let total = Int(options.totalTimeout.components.seconds * 1000)
+        let total = options.totalTimeout.millisecondsRoundedUp
         timeoutMilliseconds = min(request.timeoutMilliseconds ?? total, total)
         deadline = nil
         _ = fcm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)

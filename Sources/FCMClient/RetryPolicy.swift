@@ -3,7 +3,7 @@ import Foundation
 
 /// When and how long to wait before trying a request again.
 ///
-/// Retried: 429, 500, 503 and transport failures (connection refused or reset, timeouts). Never retried:
+/// Retried: the statuses of `TransientStatus` and transport failures (connection refused or reset, timeouts). Never retried:
 /// any other status, in particular the 4xx that mean the request itself is wrong. Delays grow
 /// exponentially with full jitter (a uniform draw up to the exponential ceiling, so synchronized clients
 /// spread out); a server's Retry-After wins when longer, up to `retryAfterCap`, beyond which waiting is

@@ -25,8 +25,7 @@ package struct SystemClock: RunClock {
     package init() {}
 
     package func now() -> Double {
-        let instant = ContinuousClock.now - ContinuousClock.Instant.zeroReference
-        return Double(instant.components.seconds) + Double(instant.components.attoseconds) / 1e18
+        (ContinuousClock.now - ContinuousClock.Instant.zeroReference).seconds
     }
 
     package func sleep(seconds: Double) async throws {

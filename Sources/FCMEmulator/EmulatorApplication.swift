@@ -145,7 +145,7 @@ struct EmulatorResponder: HTTPResponder {
             .init(
                 method: incoming.method, path: incoming.path, endpoint: endpoint?.rawValue ?? "unknown",
                 status: answer.dropConnection ? 0 : answer.status,
-                latencyMs: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
+                latencyMs: elapsed.seconds * 1000,
                 bytesIn: incoming.body.count, bytesOut: answer.body.count, fields: TokenRequestFields.logged(incoming, endpoint: endpoint),
                 userProject: incoming.headers["x-goog-user-project"], registrations: registrations,
                 principal: identity.flatMap { if case .principal(let principal) = $0 { principal.member } else { nil } }))

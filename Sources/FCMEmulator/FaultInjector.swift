@@ -91,8 +91,7 @@ struct TokenBucket {
     mutating func take(_ amount: Double, at now: ContinuousClock.Instant) -> Bool {
         if let last {
             let elapsed = now - last
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            tokens = min(capacity, tokens + seconds * perSecond)
+            tokens = min(capacity, tokens + elapsed.seconds * perSecond)
         }
         last = now
         guard tokens >= amount else { return false }

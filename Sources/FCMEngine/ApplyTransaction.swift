@@ -156,7 +156,7 @@ package struct ApplyTransaction {
     /// for a signal, and ends with exit 3.
     func startDeadline() -> Task<Void, Never>? {
         guard timeout > .zero else { return nil }
-        let limit = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let limit = timeout.seconds
         let deadline = session.started + limit
         let stop = session.stop
         let clock = session.world.clock

@@ -1,3 +1,4 @@
+import FCMCore
 import Synchronization
 
 /// How many requests to keep in flight: at most `maximum` (`--parallelism`), starting lower and doubling
@@ -74,8 +75,7 @@ package final class ConcurrencyLimit: Sendable {
     }
 
     package static let monotonicSeconds: @Sendable () -> Double = {
-        let elapsed = ContinuousClock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        (ContinuousClock.now - origin).seconds
     }
 
     private static let origin = ContinuousClock.now

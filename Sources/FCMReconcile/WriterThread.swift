@@ -1,4 +1,5 @@
 import Dispatch
+import FCMCore
 import Foundation
 import Synchronization
 
@@ -93,8 +94,7 @@ package final class WriterThread: TaskExecutor, Sendable {
                 wake.wait()
             } else {
                 let left = clock.now.duration(to: nextTick)
-                let nanoseconds = max(0, left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000)
-                _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+                _ = wake.wait(timeout: .now() + .nanoseconds(left.nanoseconds))
             }
             state.withLock { $0.idle = false }
         }

@@ -13,8 +13,6 @@ import Foundation
 /// `merged_runs`, and deletes them. A run killed at any moment leaves segments whose intents the next
 /// refresh resolves.
 package final class GCSStateStore: ManagedStateStore {
-    package let storage: any ObjectStorage
-    package let prefix: String
     package let manager: StateManager
 
     /// `renewsInBackground`: off for tests on a ManualClock, which renew by hand.
@@ -23,10 +21,8 @@ package final class GCSStateStore: ManagedStateStore {
         warn: @escaping @Sendable (String) -> Void = { _ in }, clock: any RunClock = SystemClock(),
         pollInterval: Duration = .milliseconds(500), renewsInBackground: Bool = true
     ) {
-        self.storage = storage
         var prefix = prefix
         while prefix.hasSuffix("/") { prefix.removeLast() }
-        self.prefix = prefix
         let base = prefix.isEmpty ? "" : prefix + "/"
         let bucket = storage.displayName
         let layout = StateLayout(

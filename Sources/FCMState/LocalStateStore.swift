@@ -34,16 +34,10 @@ package final class LocalStateStore: ManagedStateStore {
     }
 
     package var journalPath: String { path + ".journal" }
-    package var lockPath: String { path + ".lock" }
-    package var serialPath: String { path + ".serial" }
 
     package func lock(operation: String, timeout: Duration) async throws -> StateLock {
         // Checked before anything is created beside it: a FIFO once hung plan, a device file aborted it.
         try FileIO.requireRegularFileOrAbsent(path, what: "state")
         return try await manager.lock(operation: operation, timeout: timeout)
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

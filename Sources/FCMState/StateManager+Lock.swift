@@ -21,7 +21,7 @@ extension StateManager {
     }
 
     package func lock(operation: String, timeout: Duration) async throws -> StateLock {
-        let deadline = clock.now() + Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let deadline = clock.now() + timeout.seconds
         let created = clock.wallTime()
         // The owner token: a create retried after a lost reply finds its own token and knows the lock is ours.
         let mine = LockInfo(

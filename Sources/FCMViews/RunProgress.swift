@@ -31,7 +31,7 @@ package final class RunProgress: @unchecked Sendable {
     private var lineShown = false
     private var logLines = 0
     private var groupOpen = false
-    private var heartbeat: DispatchSourceTimer?
+    private var heartbeat: (any DispatchSourceTimer)?
     /// Seconds between updates on a terminal and between events.
     package static let interval = 0.1
     /// Seconds between lines in a log.

@@ -1,6 +1,7 @@
 import FCMCore
 import FCMReconcile
 import FCMState
+import FCMTestSupport
 import Foundation
 import Testing
 

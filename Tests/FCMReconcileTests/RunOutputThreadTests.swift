@@ -2,6 +2,7 @@ import Dispatch
 import FCMCore
 import FCMReconcile
 import FCMState
+import FCMTestSupport
 import Foundation
 import Synchronization
 import Testing

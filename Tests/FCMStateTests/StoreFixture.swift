@@ -1,6 +1,7 @@
 import FCMClient
 import FCMCore
 import FCMState
+import FCMTestSupport
 import Foundation
 import Testing
 

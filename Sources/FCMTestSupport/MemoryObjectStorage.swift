@@ -1,4 +1,5 @@
 import FCMCore
+import FCMState
 import Synchronization
 
 /// A bucket in memory with GCS's generation rules (every write a new generation; conditions on create,

@@ -1,4 +1,5 @@
 import FCMCore
+import FCMState
 import Foundation
 import Synchronization
 
