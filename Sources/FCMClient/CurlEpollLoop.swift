@@ -20,7 +20,7 @@
         /// What each socket is registered for in epoll (bit 1: in, bit 2: out).
         private var watched: [Int32: Int32] = [:]
         /// Sockets curl stopped watching (an idle keep-alive connection) but that stay registered for input: most
-        /// are wanted again by the next request, and an add and a delete per request were a twentieth of the CPU.
+        /// are wanted again by the next request, which would otherwise pay an epoll add and delete each.
         /// One that turns readable while parked (the server closed it) is taken out; curl finds it dead on reuse.
         private var parked = Set<Int32>() {
             didSet { parkedCount.store(parked.count, ordering: .relaxed) }

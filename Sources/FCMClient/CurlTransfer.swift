@@ -17,7 +17,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// The headers `headerList` was built from: consecutive requests on a handle nearly always send the same.
     private var listedHeaders: [(String, String)] = []
     /// The request's URL, parsed here: given a parsed URL as well as the text, curl neither parses the text
-    /// again nor prints it back out byte by byte (`curl_url_get`), a tenth of the client's CPU per request.
+    /// again nor prints it back out byte by byte (`curl_url_get`): work repeated on every request otherwise.
     private let parsedURL = curl_url()
     private var body = Data()
     private var responseHeaders: [String: String] = [:]
@@ -32,8 +32,8 @@ final class CurlTransfer: @unchecked Sendable {
         return buffer
     }()
 
-    /// A handle is reused for request after request (`prepare` resets it): creating one per request cost a
-    /// handful of large allocations each time, the biggest item of the client's CPU profile.
+    /// A handle is reused for request after request (`prepare` resets it): creating one costs a handful of large
+    /// allocations, too many to pay per request.
     private var configured = false
 
     /// Passed to the close-socket callback: the transport that watches this handle's sockets.
@@ -171,7 +171,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The response headers fcmctl reads (Retry-After; GCS's x-goog-*): the others are not turned into
-    /// strings at all, which every request used to pay for.
+    /// strings at all, a cost no request needs to pay.
     static func isKept(_ name: UnsafeRawBufferPointer) -> Bool {
         func hasPrefix(_ prefix: StaticString) -> Bool {
             guard name.count >= prefix.utf8CodeUnitCount else { return false }

@@ -21,7 +21,7 @@ package final class SendStatistics: Sendable {
     private struct Counts {
         var named: [String: Int] = [:]
         var requests = 0
-        // Counted by number: building a "status_200" key per request showed in the CPU profile.
+        // Counted by number: a "status_200" key would be a string built per request.
         var statuses: [Int: Int] = [:]
     }
 

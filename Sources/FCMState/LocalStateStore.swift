@@ -36,7 +36,7 @@ package final class LocalStateStore: ManagedStateStore {
     package var journalPath: String { path + ".journal" }
 
     package func lock(operation: String, timeout: Duration) async throws -> StateLock {
-        // Checked before anything is created beside it: a FIFO once hung plan, a device file aborted it.
+        // Checked before anything is created beside it: opening a FIFO blocks, and reading a device never ends.
         try FileIO.requireRegularFileOrAbsent(path, what: "state")
         return try await manager.lock(operation: operation, timeout: timeout)
     }

@@ -1,0 +1,172 @@
+import FCMCore
+
+/// Writes a ledger as the state document of `StateFileFormat.currentVersion`, section by section, in one
+/// buffer sized for the fleet: every registration once (`tokens`, then `fids`, sorted), every membership a
+/// position in that sequence, one topic or group per line so a state stays diffable, and the checksum of
+/// everything before it last.
+struct StateFileEncoder {
+    private let ledger: Ledger
+    private let tokens: [String]
+    private let fids: [String]
+    private var position: [Registration: Int] = [:]
+    private var out: JSONWriter
+
+    init(_ ledger: Ledger) {
+        self.ledger = ledger
+        var everyone = Set<Registration>()
+        for members in ledger.topics.values { everyone.formUnion(members) }
+        for group in ledger.groups.values { everyone.formUnion(group.members) }
+        for members in ledger.pending.subscriptions.values { everyone.formUnion(members) }
+        for members in ledger.pending.groupMembers.values { everyone.formUnion(members) }
+        tokens = everyone.filter { $0.kind == .token }.map(\.value).sorted()
+        fids = everyone.filter { $0.kind == .fid }.map(\.value).sorted()
+        position.reserveCapacity(everyone.count)
+        for (index, value) in tokens.enumerated() { position[Registration(value: value, kind: .token)] = index }
+        for (index, value) in fids.enumerated() { position[Registration(value: value, kind: .fid)] = tokens.count + index }
+        let memberships = ledger.topics.values.reduce(0) { $0 + $1.count }
+        out = JSONWriter(capacity: (tokens.count + fids.count) * 170 + memberships * 8 + 4096)
+    }
+
+    mutating func encode(mergedRuns: Set<String>) -> [UInt8] {
+        header(mergedRuns: mergedRuns)
+        out.raw(",\n\"tokens\": ")
+        list(tokens)
+        out.raw(",\n\"fids\": ")
+        list(fids)
+        groups()
+        out.raw(",\n\"topics\": ")
+        topicMap(ledger.topics, indent: "  ", closing: "\n}")
+        deviceNames()
+        applied()
+        pending()
+        var bytes = out.bytes
+        let digest = StateFileFormat.checksum(bytes[...])
+        bytes.append(contentsOf: Array(StateFileFormat.checksumField.utf8))
+        bytes.append(contentsOf: Array(digest.utf8))
+        bytes.append(contentsOf: Array("\"\n}\n".utf8))
+        return bytes
+    }
+
+    private mutating func header(mergedRuns: Set<String>) {
+        out.raw("{\n\"version\": ")
+        out.int(StateFileFormat.currentVersion)
+        out.raw(",\n\"lineage\": ")
+        out.string(ledger.lineage)
+        out.raw(",\n\"serial\": ")
+        out.int(ledger.serial)
+        if !ledger.project.isEmpty {
+            // Known parts only: an empty id is "unknown", not a project called "".
+            out.raw(",\n\"project\": {")
+            if !ledger.project.id.isEmpty {
+                out.raw("\"id\": ")
+                out.string(ledger.project.id)
+            }
+            if !ledger.project.senderId.isEmpty {
+                if !ledger.project.id.isEmpty { out.raw(", ") }
+                out.raw("\"sender_id\": ")
+                out.string(ledger.project.senderId)
+            }
+            out.raw("}")
+        }
+        if !mergedRuns.isEmpty {
+            out.raw(",\n\"merged_runs\": [")
+            for (index, run) in mergedRuns.sorted().enumerated() {
+                if index > 0 { out.raw(", ") }
+                out.string(run)
+            }
+            out.raw("]")
+        }
+    }
+
+    private mutating func groups() {
+        out.raw(",\n\"groups\": {")
+        for (index, name) in ledger.groups.keys.sorted().enumerated() {
+            let group = ledger.groups[name]!
+            out.raw(index == 0 ? "\n  " : ",\n  ")
+            out.string(name)
+            out.raw(": {\"members\": ")
+            references(group.members)
+            if group.protect { out.raw(", \"protect\": true") }
+            out.raw("}")
+        }
+        out.raw(ledger.groups.isEmpty ? "}" : "\n}")
+    }
+
+    /// Names only of registrations the state records: a rotated-away token's name leaves with its records.
+    private mutating func deviceNames() {
+        let named = ledger.deviceNames.compactMap { entry in position[entry.key].map { ($0, entry.value) } }.sorted { $0.0 < $1.0 }
+        guard !named.isEmpty else { return }
+        out.raw(",\n\"device_names\": {")
+        for (index, (reference, name)) in named.enumerated() {
+            out.raw(index == 0 ? "\n  " : ",\n  ")
+            out.string(String(reference))
+            out.raw(": ")
+            out.string(name)
+        }
+        out.raw("\n}")
+    }
+
+    /// Fingerprints of what the last successful apply declared: 32 hex digits per registration.
+    private mutating func applied() {
+        guard !ledger.applied.isEmpty else { return }
+        out.raw(",\n\"applied\": {\"groups\": {")
+        for (index, name) in ledger.applied.groups.keys.sorted().enumerated() {
+            if index > 0 { out.raw(", ") }
+            out.string(name)
+            out.raw(": ")
+            out.string(StateFileFormat.hex(ledger.applied.groups[name]!))
+        }
+        out.raw("},\n  \"registrations\": [")
+        for (index, key) in ledger.applied.registrations.keys.sorted().enumerated() {
+            out.raw(index % 8 == 0 ? (index == 0 ? "\n    " : ",\n    ") : ", ")
+            out.string(StateFileFormat.hex(key) + StateFileFormat.hex(ledger.applied.registrations[key]!))
+        }
+        out.raw("\n  ]}")
+    }
+
+    private mutating func pending() {
+        guard !ledger.pending.isEmpty else { return }
+        out.raw(",\n\"pending\": {\n  \"groups\": [")
+        for (index, name) in ledger.pending.groups.sorted().enumerated() {
+            if index > 0 { out.raw(", ") }
+            out.string(name)
+        }
+        out.raw("],\n  \"subscriptions\": ")
+        topicMap(ledger.pending.subscriptions, indent: "    ", closing: "\n  }")
+        if !ledger.pending.groupMembers.isEmpty {
+            out.raw(",\n  \"group_members\": ")
+            topicMap(ledger.pending.groupMembers, indent: "    ", closing: "\n  }")
+        }
+        out.raw("\n}")
+    }
+
+    private mutating func list(_ values: [String]) {
+        out.raw("[")
+        for (index, value) in values.enumerated() {
+            out.raw(index == 0 ? "\n  " : ",\n  ")
+            out.string(value)
+        }
+        out.raw(values.isEmpty ? "]" : "\n]")
+    }
+
+    private mutating func references(_ members: Set<Registration>) {
+        out.raw("[")
+        for (index, reference) in members.map({ position[$0]! }).sorted().enumerated() {
+            if index > 0 { out.raw(",") }
+            out.int(reference)
+        }
+        out.raw("]")
+    }
+
+    private mutating func topicMap(_ topics: [String: Set<Registration>], indent: StaticString, closing: StaticString) {
+        out.raw("{")
+        for (index, name) in topics.keys.sorted().enumerated() {
+            out.raw(index == 0 ? "\n" : ",\n")
+            out.raw(indent)
+            out.string(name)
+            out.raw(": ")
+            references(topics[name]!)
+        }
+        out.raw(topics.isEmpty ? "}" : closing)
+    }
+}
