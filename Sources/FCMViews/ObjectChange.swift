@@ -1,22 +1,13 @@
 import FCMCore
 
-/// The action vocabulary every format and every command shares (plan, show, apply and drift).
-package enum ViewAction: String, CaseIterable, Sendable {
-    case create
-    case update
-    case delete
-    /// Nothing fcmctl will do (an observe-only topic, a dead registration): reported only.
-    case none
-}
-
 /// One object's change, as every view shows it: the single model the text, JSON, Markdown and GitHub
 /// renderers draw from.
 package struct ObjectChange: Sendable {
-    package var address: String
+    package var address: Address
     /// `group` or `topic`.
     package var type: String
     package var name: String
-    package var action: ViewAction
+    package var action: ChangeAction
     package var ownership: Ownership?
     package var added: [Registration]
     package var removed: [Registration]
@@ -50,14 +41,8 @@ package struct ObjectChange: Sendable {
     /// whole when they are in a plan, so their counts stand.
     package static func of(_ plan: Plan, unchangedRead: Bool = true, desired: DesiredState? = nil) -> [ObjectChange] {
         plan.groups.map { group in
-            let action: ViewAction =
-                switch group.action {
-                case .create: .create
-                case .update: .update
-                case .delete: .delete
-                }
             var change = ObjectChange(
-                address: group.address, type: "group", name: group.name, action: action, ownership: nil,
+                address: group.address, type: "group", name: group.name, action: group.action, ownership: nil,
                 added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged,
                 location: desired?.groups[group.name]?.location)
             if let causes = plan.causes.groups[group.name] { change.causes = group.removed.map { causes[$0] } }
@@ -102,7 +87,7 @@ package struct ActionCounts: Sendable {
         var removed = 0
     }
 
-    package var rows: [ViewAction: Row] = [:]
+    package var rows: [ChangeAction: Row] = [:]
 
     package init(_ changes: [ObjectChange]) {
         for change in changes {
@@ -112,5 +97,5 @@ package struct ActionCounts: Sendable {
         }
     }
 
-    package subscript(action: ViewAction) -> Row { rows[action] ?? Row() }
+    package subscript(action: ChangeAction) -> Row { rows[action] ?? Row() }
 }
