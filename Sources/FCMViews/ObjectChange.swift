@@ -4,9 +4,6 @@ import FCMCore
 /// renderers draw from.
 package struct ObjectChange: Sendable {
     package var address: Address
-    /// `group` or `topic`.
-    package var type: String
-    package var name: String
     package var action: ChangeAction
     package var ownership: Ownership?
     package var added: [Registration]
@@ -19,6 +16,10 @@ package struct ObjectChange: Sendable {
     package var notes: [String] = []
     /// Where the manifest declares the object; nil for one it no longer declares (a group to delete).
     package var location: SourceLocation?
+
+    /// `group` or `topic`, the word every format prints.
+    package var type: String { address.isGroup ? "group" : "topic" }
+    package var name: String { address.name }
 
     package var size: Int { added.count + removed.count }
 
@@ -42,7 +43,7 @@ package struct ObjectChange: Sendable {
     package static func of(_ plan: Plan, unchangedRead: Bool = true, desired: DesiredState? = nil) -> [ObjectChange] {
         plan.groups.map { group in
             var change = ObjectChange(
-                address: group.address, type: "group", name: group.name, action: group.action, ownership: nil,
+                address: group.address, action: group.action, ownership: nil,
                 added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged,
                 location: desired?.groups[group.name]?.location)
             if let causes = plan.causes.groups[group.name] { change.causes = group.removed.map { causes[$0] } }
@@ -52,7 +53,7 @@ package struct ObjectChange: Sendable {
         }
             + plan.topics.map { topic in
                 var change = ObjectChange(
-                    address: topic.address, type: "topic", name: topic.name, action: .update, ownership: topic.ownership, added: topic.added,
+                    address: topic.address, action: .update, ownership: topic.ownership, added: topic.added,
                     removed: topic.removed, unchanged: unchangedRead ? topic.unchanged : nil, location: desired?.topics[topic.name]?.location)
                 if let causes = plan.causes.topics[topic.name] { change.causes = topic.removed.map { causes[$0] } }
                 if topic.ownership == .authoritative && !topic.removed.isEmpty {
