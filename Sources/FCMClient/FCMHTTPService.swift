@@ -93,7 +93,7 @@ package struct FCMHTTPService: FCMService {
             }
             if let denied = groupRefusal(error, status: response.status) { throw denied }
             throw FCMServiceError(
-                status: response.status, code: error.code, message: "\(Address.group(name)) \(Self.operation(step)): \(error.message)",
+                status: response.status, code: error.code, message: "\(Address.group(name)) \(step.operation): \(error.message)",
                 refusal: error.code == Self.noValidRegistrations ? .noValidRegistrations : nil)
         }
         // A create or an add answers with the group's key; an answer without one (`{}`, an empty or mistyped key, a
@@ -117,17 +117,10 @@ package struct FCMHTTPService: FCMService {
         [("Content-Type", "application/json"), ("access_token_auth", "true"), ("project_id", project.senderId)]
     }
 
-    static func operation(_ step: GroupStep) -> String {
-        switch step {
-        case .create: "create"
-        case .add: "add"
-        case .remove: "remove"
-        }
-    }
-
     func groupStepRequest(_ step: GroupStep, name: String, key: String?, text: (Registration) -> String) -> HTTPRequest {
         var body: [String: Any] = [
-            "operation": Self.operation(step),
+            // FCM's names for the operations are fcmctl's own (OperationKind's raw values).
+            "operation": step.operation.rawValue,
             "notification_key_name": name,
             "registration_ids": step.registrations.map(text),
         ]
@@ -210,7 +203,7 @@ package struct FCMHTTPService: FCMService {
         guard let object else {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE",
-                message: "the answer to \(change.action.rawValue) \(Address.topic(change.topic)) is not a JSON object")
+                message: "the answer to \(change.action.operation) \(Address.topic(change.topic)) is not a JSON object")
         }
         guard change.action == .subscribe else { return }
         let named =

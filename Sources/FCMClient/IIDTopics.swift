@@ -135,7 +135,7 @@ struct IIDTopics {
         guard response.status == 200 else {
             let error = FCMErrorBody(status: response.status, body: response.body)
             throw FCMServiceError(
-                status: response.status, code: error.code, message: "\(action.rawValue) \(Address.topic(topic)) (IID batch): \(error.message)")
+                status: response.status, code: error.code, message: "\(action.operation) \(Address.topic(topic)) (IID batch): \(error.message)")
         }
         let object = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:]
         guard let results = object["results"] as? [[String: Any]], results.count == registrations.count else {

@@ -104,11 +104,12 @@ struct SendCommand: AsyncParsableCommand {
             }
             console.out(
                 dryRun
-                    ? "Validated a message to \(sent.address) (dry run: nothing was delivered): \(sent.name)"
-                    : "Sent to \(sent.address): \(sent.name)")
+                    ? "Validated a message to \(sent.destination.wording) (dry run: nothing was delivered): \(sent.name)"
+                    : "Sent to \(sent.destination.wording): \(sent.name)")
         } catch let refused as MessageRefused {
             throw fail(
-                "FCM refused the message to \(refused.address): \(refused.error.code) \(refused.error.message)\(Self.hint(refused.error.code))")
+                "FCM refused the message to \(refused.destination.wording): \(refused.error.code) \(refused.error.message)\(Self.hint(refused.error.code))"
+            )
         }
         session.reportStatistics()
     }

@@ -30,7 +30,7 @@ struct TargetOptions: ParsableArguments {
     func warning(_ redactor: Redactor) -> String? {
         let targeting = self.targeting
         guard targeting.isPartial else { return nil }
-        let name = { DocumentJSON.redactedAddress($0, redactor) }
+        let name = { DocumentJSON.redactedText(of: $0, redactor) }
         let what = (targeting.targets.map { "--target \(name($0))" } + targeting.excludes.map { "--exclude \(name($0))" }).joined(separator: " ")
         return "warning: this plan is partial (\(what)): changes to other objects are neither shown nor applied, "
             + "so FCM may still differ from the manifest. Use this for exceptional situations, then run plan without it"

@@ -88,13 +88,14 @@ package struct AppliedDeclarations: Hashable, Sendable {
 
 extension Ledger {
     /// After an apply: what the manifest declared is now in FCM, except for what did not settle (failed,
-    /// not attempted, unreadable), which the next `--refresh=changed` reads again.
+    /// not attempted, unreadable), which the next `--refresh=changed` reads again. `unsettledObjects`: the
+    /// addresses of what did not settle; only groups among them matter here.
     package mutating func recordApplied(
-        _ declared: DesiredState, unsettled: some Sequence<Registration>, unsettledGroups: some Sequence<String> = [String]()
+        _ declared: DesiredState, unsettled: some Sequence<Registration>, unsettledObjects: some Sequence<Address> = [Address]()
     ) {
         var next = AppliedDeclarations.of(declared)
         next.forget(unsettled, previous: applied)
-        for case .group(let name) in unsettledGroups.compactMap(Address.init) { next.groups[name] = nil }
+        for case .group(let name) in unsettledObjects { next.groups[name] = nil }
         applied = next
         deviceNames.merge(declared.deviceNames) { _, declared in declared }
     }

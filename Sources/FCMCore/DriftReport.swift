@@ -13,13 +13,13 @@ package struct DriftReport: Sendable {
 
     package struct Finding: Sendable, Hashable {
         package var category: Category
-        package var address: String
-        /// What `apply` would do about it: create, update, delete, or none.
-        package var action: String
+        package var address: Address
+        /// What `apply` would do about it.
+        package var action: ChangeAction
         package var registrations: [Registration]
         package var detail: String
 
-        package init(category: Category, address: String, action: String, registrations: [Registration], detail: String) {
+        package init(category: Category, address: Address, action: ChangeAction, registrations: [Registration], detail: String) {
             self.category = category
             self.address = address
             self.action = action
@@ -28,9 +28,21 @@ package struct DriftReport: Sendable {
         }
     }
 
+    /// A group whose members drift took from the state: FCM documents no way to list them, so fcmctl
+    /// compared the `recorded` members it holds.
+    package struct MembersFromState: Sendable, Hashable {
+        package var group: String
+        package var recorded: Int
+
+        package init(group: String, recorded: Int) {
+            self.group = group
+            self.recorded = recorded
+        }
+    }
+
     package var findings: [Finding] = []
-    /// Facts drift could not read from FCM and took from the state instead, one line each, sorted.
-    package var notReadFromFCM: [String] = []
+    /// What drift could not read from FCM and took from the state instead, sorted by group.
+    package var notReadFromFCM: [MembersFromState] = []
 
     package init() {}
 

@@ -13,20 +13,15 @@ package enum GroupStep: Hashable, Sendable {
 }
 
 package struct GroupChange: Hashable, Sendable {
-    package enum Action: String, Sendable {
-        case create
-        case update
-        case delete
-    }
-
     package var name: String
-    package var action: Action
+    /// create, update or delete.
+    package var action: ChangeAction
     package var steps: [GroupStep]
     package var added: [Registration]
     package var removed: [Registration]
     package var unchanged: Int
 
-    package init(name: String, action: Action, steps: [GroupStep], added: [Registration], removed: [Registration], unchanged: Int) {
+    package init(name: String, action: ChangeAction, steps: [GroupStep], added: [Registration], removed: [Registration], unchanged: Int) {
         self.name = name
         self.action = action
         self.steps = steps
@@ -35,11 +30,12 @@ package struct GroupChange: Hashable, Sendable {
         self.unchanged = unchanged
     }
 
-    package var address: String { Address.group(name).description }
+    package var address: Address { .group(name) }
 }
 
 package struct SubscriptionChange: Hashable, Sendable {
-    package enum Action: String, Sendable {
+    /// Named as an operation by `operation` (OperationKind).
+    package enum Action: Sendable {
         case subscribe
         case unsubscribe
     }
@@ -71,7 +67,7 @@ package struct TopicChange: Hashable, Sendable {
         self.unchanged = unchanged
     }
 
-    package var address: String { Address.topic(name).description }
+    package var address: Address { .topic(name) }
 }
 
 /// The difference between what the manifests declare and what FCM holds, as ordered requests to make.
@@ -117,7 +113,7 @@ package struct Plan: Hashable, Sendable {
             switch group.action {
             case .create: summary.groupsToCreate += 1
             case .delete: summary.groupsToDelete += 1
-            case .update: break
+            case .update, .none: break
             }
             summary.membersToAdd += group.added.count
             summary.membersToRemove += group.removed.count

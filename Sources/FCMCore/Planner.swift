@@ -45,7 +45,7 @@ package enum Planner {
         let have = observed?.members ?? []
         let steps = GroupStepPlanner.steps(from: have, to: want)
         if steps.isEmpty { return nil }
-        let action: GroupChange.Action = have.isEmpty ? .create : (want.isEmpty ? .delete : .update)
+        let action: ChangeAction = have.isEmpty ? .create : (want.isEmpty ? .delete : .update)
         return GroupChange(
             name: name, action: action, steps: steps,
             added: want.subtracting(have).sorted(), removed: have.subtracting(want).sorted(),

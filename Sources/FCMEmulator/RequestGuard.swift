@@ -162,7 +162,7 @@ struct Authority: Sendable {
         return port == (scheme == "https" ? "443" : "80") ? nil : port
     }
 
-    var isLoopback: Bool { name == "localhost" || Self.isLoopbackAddress(name) }
+    var isLoopback: Bool { name == "localhost" || Self.isLoopbackIP(name) }
 
     static func unbracketed(_ text: String) -> String {
         text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
@@ -171,7 +171,7 @@ struct Authority: Sendable {
     static func isIPLiteral(_ name: String) -> Bool { ipv4(name) != nil || ipv6(name) != nil }
 
     /// 127.0.0.0/8 and ::1.
-    static func isLoopbackAddress(_ name: String) -> Bool {
+    static func isLoopbackIP(_ name: String) -> Bool {
         if let address = ipv4(name) { return address.0 == 127 }
         if let address = ipv6(name) { return address == [UInt8](repeating: 0, count: 15) + [1] }
         return false

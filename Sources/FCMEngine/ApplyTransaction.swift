@@ -88,16 +88,10 @@ package struct ApplyTransaction {
         session.signals.sendingEnded()
         progress.endPhase()
         for (address, count) in report.completed.sorted(by: { $0.key < $1.key }) {
-            progress.object(address: address, status: "done", operations: count)
+            progress.object(address: address, status: .done, operations: count)
         }
         for outcome in report.outcomes {
-            let status =
-                switch outcome.status {
-                case .gone: "gone"
-                case .failed: "failed"
-                case .notAttempted: "not_attempted"
-                }
-            progress.object(address: outcome.address, status: status, operations: outcome.registrations.count)
+            progress.object(address: outcome.address, status: outcome.status.kind, operations: outcome.registrations.count)
         }
         if session.settings.verbose {
             let seconds = session.seconds(since: started)
@@ -111,9 +105,9 @@ package struct ApplyTransaction {
         if let declared {
             // A registration FCM called gone when it was to be subscribed was never seen working: it stays out of
             // what the last apply declared, so the next plan checks it again as one the manifest introduces.
-            let unsettled = report.outcomes.filter { if case .gone = $0.status { $0.action == "subscribe" } else { true } }
+            let unsettled = report.outcomes.filter { if case .gone = $0.status { $0.action == .subscribe } else { true } }
             ledger.recordApplied(
-                declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledGroups: unsettled.map(\.address))
+                declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledObjects: unsettled.map(\.address))
         }
         outcome.report = report
         if let lock, await !store.stillHolds(lock) {

@@ -13,9 +13,22 @@ package enum MessageRecipient: Sendable {
     case fcmGroup(String)
 }
 
+/// Where a message went, resolved, without the registration itself: what the sender is told.
+package enum MessageDestination: Sendable, Hashable {
+    /// A device the manifest names.
+    case device(name: String)
+    /// A registration token given as it is.
+    case token
+    /// A Firebase Installation ID given as it is.
+    case fid
+    /// A topic, or an FCM device group messaged through its notification key.
+    case object(Address)
+    case condition(String)
+}
+
 /// FCM refused a message: where it was going, and FCM's answer.
 package struct MessageRefused: Error {
-    package var address: String
+    package var destination: MessageDestination
     package var error: FCMServiceError
 }
 
@@ -33,30 +46,30 @@ package struct MessageSend {
         self.devices = devices
     }
 
-    /// Returns where it went, as people read it, and FCM's name for the message.
+    /// Returns where it went and FCM's name for the message.
     package func send(_ message: OutgoingMessage, to recipient: MessageRecipient, validateOnly: Bool) async throws -> (
-        address: String, name: String
+        destination: MessageDestination, name: String
     ) {
-        let (target, address) = try await resolve(recipient)
+        let (target, destination) = try await resolve(recipient)
         var message = message
         message.target = target
         do {
-            return (address, try await service.send(message, validateOnly: validateOnly))
+            return (destination, try await service.send(message, validateOnly: validateOnly))
         } catch let error as FCMServiceError {
-            throw MessageRefused(address: address, error: error)
+            throw MessageRefused(destination: destination, error: error)
         }
     }
 
-    func resolve(_ recipient: MessageRecipient) async throws -> (OutgoingMessage.Target, String) {
+    func resolve(_ recipient: MessageRecipient) async throws -> (OutgoingMessage.Target, MessageDestination) {
         switch recipient {
         case .token(let token):
-            return (.token(devices[token]?.value ?? token), devices[token] != nil ? "device \(token)" : "a token")
+            return (.token(devices[token]?.value ?? token), devices[token] != nil ? .device(name: token) : .token)
         case .fid(let fid):
-            return (.fid(devices[fid]?.value ?? fid), devices[fid] != nil ? "device \(fid)" : "a FID")
+            return (.fid(devices[fid]?.value ?? fid), devices[fid] != nil ? .device(name: fid) : .fid)
         case .topic(let topic):
-            return (.topic(topic), "\(Address.topic(topic))")
+            return (.topic(topic), .object(.topic(topic)))
         case .condition(let condition):
-            return (.condition(condition), "condition \(condition)")
+            return (.condition(condition), .condition(condition))
         case .fcmGroup(let name):
             if PlatformDeprecations.refusal(usesGroups: true, usesIID: false, now: session.world.now()) != nil {
                 throw EngineFailure(
@@ -68,7 +81,7 @@ package struct MessageSend {
             }
             // A group is messaged through its notification key, read fresh: keys change on every read.
             guard let key = try await service.groupKey(name: name) else { throw EngineFailure("\(Address.group(name)) does not exist in FCM") }
-            return (.token(key), "\(Address.group(name))")
+            return (.token(key), .object(.group(name)))
         }
     }
 }

@@ -6,7 +6,7 @@ package protocol ProgressReporting: Sendable {
     func beginPhase(_ name: String, total: Int)
     func advance(_ count: ProgressCount)
     func endPhase()
-    func object(address: String, status: String, operations: Int)
+    func object(address: Address, status: OperationStatus, operations: Int)
     /// The plan computed: what it removes and why, and whether it is refused.
     func planned(_ plan: Plan)
 }
@@ -16,6 +16,6 @@ package struct NoProgress: ProgressReporting {
     package func beginPhase(_ name: String, total: Int) {}
     package func advance(_ count: ProgressCount) {}
     package func endPhase() {}
-    package func object(address: String, status: String, operations: Int) {}
+    package func object(address: Address, status: OperationStatus, operations: Int) {}
     package func planned(_ plan: Plan) {}
 }

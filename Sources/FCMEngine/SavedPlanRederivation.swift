@@ -54,14 +54,14 @@ struct SavedPlanRederivation {
 
     /// Addresses whose changes differ between two plans; an address listed twice in one counts as differing.
     static func differences(_ one: Plan, _ other: Plan) -> [String] {
-        func changes(_ plan: Plan) -> [String: [AnyHashable]] {
-            var byAddress: [String: [AnyHashable]] = [:]
+        func changes(_ plan: Plan) -> [Address: [AnyHashable]] {
+            var byAddress: [Address: [AnyHashable]] = [:]
             for group in plan.groups { byAddress[group.address, default: []].append(group) }
             for topic in plan.topics { byAddress[topic.address, default: []].append(topic) }
             return byAddress
         }
         let (mine, theirs) = (changes(one), changes(other))
-        let differing = Set(mine.keys).union(theirs.keys).filter { mine[$0] != theirs[$0] }.sorted()
+        let differing = Set(mine.keys).union(theirs.keys).filter { mine[$0] != theirs[$0] }.sorted().map(\.description)
         // Same changes in another order: the order is what differs.
         return differing.isEmpty ? ["the order of the changes"] : differing
     }

@@ -1,48 +1,5 @@
 import FCMCore
 
-/// What became of one operation that did not simply succeed. Values, not text: the views render them,
-/// redacting registrations as the user asked.
-package struct OperationOutcome: Sendable, Hashable {
-    package enum Status: Sendable, Hashable {
-        /// FCM no longer knows the registration (uninstalled, expired): drift, with a suggestion.
-        case gone(reason: String)
-        case failed(code: String, message: String, retryable: Bool)
-        /// Never sent: the run stopped, or an earlier step it depended on failed.
-        case notAttempted(reason: String)
-    }
-
-    /// `group/NAME` or `topic/NAME`.
-    package var address: String
-    /// subscribe, unsubscribe, or a group step: create, add, remove.
-    package var action: String
-    package var registrations: [Registration]
-    package var status: Status
-}
-
-package struct ApplyReport: Sendable {
-    /// Requests FCM answered yes to (an IID batch of 1,000 registrations is one).
-    package var requestsSucceeded = 0
-    /// Operations done (a subscription or a group step), per address.
-    package var completed: [String: Int] = [:]
-    /// Everything that was not simply done, in the order it happened.
-    package var outcomes: [OperationOutcome] = []
-    /// Why the run stopped early, if it did.
-    package var stopped: String?
-    /// It stopped because a stop was requested (a signal, `--timeout`), not for a fault of its own.
-    package var stopRequested = false
-    /// Failed operations whose outcome was never observed (every reply lost, a timeout, a 5xx): FCM may
-    /// have made them, so they stay pending in the state until a refresh reads FCM. Counted among `failures`.
-    package var unsettled = 0
-
-    package var failures: [OperationOutcome] { outcomes.filter { if case .failed = $0.status { true } else { false } } }
-    package var gone: [OperationOutcome] { outcomes.filter { if case .gone = $0.status { true } else { false } } }
-    package var notAttempted: Int {
-        outcomes.reduce(0) { if case .notAttempted = $1.status { $0 + $1.registrations.count } else { $0 } }
-    }
-    package var operationsDone: Int { completed.values.reduce(0, +) }
-    package var succeeded: Bool { failures.isEmpty && stopped == nil }
-}
-
 /// Carries out a plan: group steps in order (each group's size stays within 1...20), topic changes with
 /// bounded concurrency. No request is sent before its intent is in the journal; completions follow. Intents
 /// are written ahead a window at a time and completions gathered, so the journal costs a write per window,
@@ -91,7 +48,7 @@ package struct Applier: Sendable {
         let run = Run(ledger: ledger, journal: journal, output: output, lock: lock, stop: stop)
         for change in plan.groups {
             if run.mustStop() {
-                run.notAttempted(change.address, "group steps", change.steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
+                run.notAttempted(change.address, .groupSteps, change.steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
                 continue
             }
             await applyGroup(change, observed: observed.groups[change.name], successors: plan.successors, run: run)
@@ -114,10 +71,10 @@ package struct Applier: Sendable {
             }
             let kept = topic.removed.filter { !run.failedAdditions.contains($0) && !heldForSuccessor.contains($0) }
             let held = topic.removed.filter { run.failedAdditions.contains($0) }
-            run.notAttempted(topic.address, "unsubscribe", held, reason: "kept because a new subscription of the same registration failed")
+            run.notAttempted(topic.address, .unsubscribe, held, reason: "kept because a new subscription of the same registration failed")
             let rotated = topic.removed.filter { heldForSuccessor.contains($0) && !run.failedAdditions.contains($0) }
             run.notAttempted(
-                topic.address, "unsubscribe", rotated, reason: "kept because the device's new registration could not be subscribed")
+                topic.address, .unsubscribe, rotated, reason: "kept because the device's new registration could not be subscribed")
             if !kept.isEmpty { removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: kept)) }
         }
         await applyBatches(SubscriptionBatches(removals, size: size), run: run)
@@ -183,7 +140,7 @@ package struct Applier: Sendable {
         /// `events` are the ledger changes the failed request would have made: when its outcome is unknown,
         /// each stays pending, so a change FCM made though no reply said so is found by the next refresh
         /// instead of being lost from the state.
-        func failed(_ address: String, _ action: String, _ registrations: [Registration], _ error: any Error, events: [LedgerEvent] = []) {
+        func failed(_ address: Address, _ action: OperationKind, _ registrations: [Registration], _ error: any Error, events: [LedgerEvent] = []) {
             if let error = error as? StoppedBeforeSending {
                 // Never sent: FCM is as it was, and the intent without a completion is dropped with the journal
                 // when the state is written.
@@ -208,7 +165,7 @@ package struct Applier: Sendable {
             report.outcomes.append(OperationOutcome(address: address, action: action, registrations: registrations, status: status))
         }
 
-        func notAttempted(_ address: String, _ action: String, _ registrations: [Registration], reason: String) {
+        func notAttempted(_ address: Address, _ action: OperationKind, _ registrations: [Registration], reason: String) {
             guard !registrations.isEmpty else { return }
             report.outcomes.append(
                 OperationOutcome(address: address, action: action, registrations: registrations, status: .notAttempted(reason: reason)))
@@ -239,7 +196,7 @@ package struct Applier: Sendable {
             let event = LedgerEvent.group(name: change.name, members: after.sorted())
             guard await run.journal([.intent(id: id, event)]) else {
                 run.notAttempted(
-                    change.address, step.operationName, step.registrations + steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
+                    change.address, step.operation, step.registrations + steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
                 return
             }
             do {
@@ -248,7 +205,7 @@ package struct Applier: Sendable {
                 // says nothing of what FCM did, and the step stays pending until a run reads the group by name.
                 if answered == nil, !after.isEmpty {
                     throw FCMServiceError(
-                        status: 200, code: "BAD_RESPONSE", message: "\(change.address) \(step.operationName): FCM answered without a notification_key"
+                        status: 200, code: "BAD_RESPONSE", message: "\(change.address) \(step.operation): FCM answered without a notification_key"
                     )
                 }
                 key = answered
@@ -263,13 +220,13 @@ package struct Applier: Sendable {
                 run.completed([id], gone: true)
                 let gone = await goneRegistrations(step.registrations)
                 guard !gone.isEmpty else {
-                    run.failed(change.address, step.operationName, step.registrations, error)
+                    run.failed(change.address, step.operation, step.registrations, error)
                     return
                 }
                 for registration in gone.sorted() {
                     run.report.outcomes.append(
                         OperationOutcome(
-                            address: change.address, action: step.operationName, registrations: [registration], status: .gone(reason: error.code)))
+                            address: change.address, action: step.operation, registrations: [registration], status: .gone(reason: error.code)))
                 }
                 target.subtract(gone)
                 // A device whose new registration is gone keeps its old one; and a group that is not being deleted
@@ -279,16 +236,16 @@ package struct Applier: Sendable {
                 let kept = members.intersection(target).intersection(change.removed)
                 if !kept.isEmpty {
                     run.notAttempted(
-                        change.address, "remove", kept.sorted(), reason: "kept because the members replacing them are not registered with FCM")
+                        change.address, .remove, kept.sorted(), reason: "kept because the members replacing them are not registered with FCM")
                 }
                 steps = GroupStepPlanner.steps(from: members, to: target)[...]
                 // A refused request may have spent the key: read a fresh one for the next step.
                 if !members.isEmpty { key = (try? await service.groupKey(name: change.name)) ?? key }
             } catch {
                 // Later steps assumed this one happened; stop this group and let the next plan recompute.
-                run.failed(change.address, step.operationName, step.registrations, error, events: [event])
+                run.failed(change.address, step.operation, step.registrations, error, events: [event])
                 if !steps.isEmpty {
-                    run.notAttempted(change.address, "group steps", steps.flatMap(\.registrations), reason: "an earlier step of this group failed")
+                    run.notAttempted(change.address, .groupSteps, steps.flatMap(\.registrations), reason: "an earlier step of this group failed")
                 }
                 return
             }
@@ -392,7 +349,7 @@ package struct Applier: Sendable {
     func notAttempted(_ batches: SubscriptionBatches, from index: Int, run: Run) {
         for part in batches.remaining(from: index) {
             run.notAttempted(
-                part.address, part.action.rawValue, Array(part.registrations), reason: run.report.stopped ?? "the run stopped")
+                part.address, part.action.operation, Array(part.registrations), reason: run.report.stopped ?? "the run stopped")
         }
     }
 
@@ -402,7 +359,7 @@ package struct Applier: Sendable {
         let outcomes: [Registration: SubscriptionOutcome]
         switch result {
         case .failure(let error):
-            run.failed(address, batch.action.rawValue, Array(batch.registrations), error, events: batch.registrations.map(batch.event))
+            run.failed(address, batch.action.operation, Array(batch.registrations), error, events: batch.registrations.map(batch.event))
             if batch.action == .subscribe { run.failedAdditions.formUnion(batch.registrations) }
             return
         case .success(let answers):
@@ -423,12 +380,12 @@ package struct Applier: Sendable {
                 gone.append(firstID + offset)
                 if batch.action == .subscribe { run.goneAdditions.insert(registration) }
                 run.report.outcomes.append(
-                    OperationOutcome(address: address, action: batch.action.rawValue, registrations: [registration], status: .gone(reason: reason)))
+                    OperationOutcome(address: address, action: batch.action.operation, registrations: [registration], status: .gone(reason: reason)))
             case .failed(let code, let message):
                 run.output.fail(1)
                 run.report.outcomes.append(
                     OperationOutcome(
-                        address: address, action: batch.action.rawValue, registrations: [registration],
+                        address: address, action: batch.action.operation, registrations: [registration],
                         status: .failed(
                             code: code, message: message ?? Self.batchRefusal(code), retryable: SubscriptionOutcome.retryableCodes.contains(code))))
                 if batch.action == .subscribe { run.failedAdditions.insert(registration) }
@@ -439,7 +396,7 @@ package struct Applier: Sendable {
                 run.report.unsettled += 1
                 run.report.outcomes.append(
                     OperationOutcome(
-                        address: address, action: batch.action.rawValue, registrations: [registration],
+                        address: address, action: batch.action.operation, registrations: [registration],
                         status: .failed(code: code, message: message, retryable: true)))
                 if batch.action == .subscribe { run.failedAdditions.insert(registration) }
             }

@@ -4,9 +4,10 @@ import FCMCore
 /// topic's list, not a copy).
 package struct SubscriptionBatch: Sendable, Hashable {
     package var topic: String
-    package var address: String
     package var action: SubscriptionChange.Action
     package var registrations: ArraySlice<Registration>
+
+    package var address: Address { .topic(topic) }
 
     func event(_ registration: Registration) -> LedgerEvent {
         action == .subscribe
@@ -32,7 +33,6 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
 
     struct Segment: Sendable {
         var list: List
-        var address: String
         var firstBatch: Int
         var firstOperation: Int
     }
@@ -48,7 +48,7 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
         var batches = 0
         var operations = 0
         for list in lists where !list.registrations.isEmpty {
-            segments.append(Segment(list: list, address: "\(Address.topic(list.topic))", firstBatch: batches, firstOperation: operations))
+            segments.append(Segment(list: list, firstBatch: batches, firstOperation: operations))
             batches += (list.registrations.count + size - 1) / size
             operations += list.registrations.count
         }
@@ -62,7 +62,7 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
         let start = (position - segment.firstBatch) * size
         let registrations = segment.list.registrations
         return SubscriptionBatch(
-            topic: segment.list.topic, address: segment.address, action: segment.list.action,
+            topic: segment.list.topic, action: segment.list.action,
             registrations: registrations[start..<Swift.min(start + size, registrations.count)])
     }
 
@@ -79,7 +79,7 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
         return segments[first...].map { segment in
             let start = segment.firstBatch < position ? (position - segment.firstBatch) * size : 0
             return SubscriptionBatch(
-                topic: segment.list.topic, address: segment.address, action: segment.list.action,
+                topic: segment.list.topic, action: segment.list.action,
                 registrations: segment.list.registrations[start...])
         }
     }

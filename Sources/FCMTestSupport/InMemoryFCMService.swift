@@ -191,13 +191,3 @@ package final class InMemoryFCMService: FCMService, @unchecked Sendable {
         ]
     }
 }
-
-extension GroupStep {
-    package var operation: String {
-        switch self {
-        case .create: "create"
-        case .add: "add"
-        case .remove: "remove"
-        }
-    }
-}

@@ -62,7 +62,8 @@ package struct ApplyTextRenderer {
 
     package static func ordered(_ outcomes: [OperationOutcome]) -> [OperationOutcome] {
         outcomes.sorted {
-            ($0.address, $0.action, $0.registrations.first?.value ?? "") < ($1.address, $1.action, $1.registrations.first?.value ?? "")
+            ($0.address, $0.action.rawValue, $0.registrations.first?.value ?? "")
+                < ($1.address, $1.action.rawValue, $1.registrations.first?.value ?? "")
         }
     }
 

@@ -7,20 +7,21 @@ extension DocumentJSON {
     package static func outcome(_ outcome: OperationOutcome, labeler: RegistrationLabeler) -> JSONTree {
         let redactor = labeler.redactor
         var fields: [(String, JSONTree)] = [
-            ("address", .string(outcome.address)), ("operation", .string(outcome.action)),
+            ("address", .string(outcome.address.description)), ("operation", .string(outcome.action.rawValue)),
             ("registrations", registrations(outcome.registrations, redactor)),
         ]
         if let names = devices(outcome.registrations, labeler) { fields.append(("devices", names)) }
+        fields.append(("status", .string(outcome.status.kind.rawValue)))
         switch outcome.status {
         case .gone(let reason):
-            fields += [("status", .string("gone")), ("reason", .string(reason))]
+            fields.append(("reason", .string(reason)))
         case .failed(let code, let message, let retryable):
             fields += [
-                ("status", .string("failed")), ("code", .string(code)), ("reason", .string(SourceExcerptRedaction.redact(message, redactor))),
+                ("code", .string(code)), ("reason", .string(SourceExcerptRedaction.redact(message, redactor))),
                 ("retryable", .bool(retryable)),
             ]
         case .notAttempted(let reason):
-            fields += [("status", .string("not_attempted")), ("reason", .string(reason))]
+            fields.append(("reason", .string(reason)))
         }
         return .object(fields)
     }
@@ -50,7 +51,10 @@ extension DocumentJSON {
                     "completed",
                     .array(
                         report.completed.sorted { $0.key < $1.key }.map {
-                            .object([("address", .string($0.key)), ("status", .string("done")), ("operations", .int($0.value))])
+                            .object([
+                                ("address", .string($0.key.description)), ("status", .string(OperationStatus.done.rawValue)),
+                                ("operations", .int($0.value)),
+                            ])
                         })
                 ),
                 ("outcomes", .array(ApplyTextRenderer.ordered(report.outcomes).map { outcome($0, labeler: labeler) })),

@@ -26,7 +26,7 @@ package enum DocumentJSON {
 
     package static func change(_ change: ObjectChange, labeler: RegistrationLabeler) -> JSONTree {
         var fields: [(String, JSONTree)] = [
-            ("address", .string(change.address)), ("type", .string(change.type)), ("name", .string(change.name)),
+            ("address", .string(change.address.description)), ("type", .string(change.type)), ("name", .string(change.name)),
             ("action", .string(change.action.rawValue)),
         ]
         if let ownership = change.ownership { fields.append(("ownership", .string(ownership.rawValue))) }
@@ -88,7 +88,7 @@ package enum DocumentJSON {
     package static func summary(_ changes: [ObjectChange], _ plan: PlanSummary) -> JSONTree {
         let counts = ActionCounts(changes)
         return .object(
-            ViewAction.allCases.map { action in
+            ChangeAction.allCases.map { action in
                 (action.rawValue, .int(counts[action].objects))
             } + [
                 ("groups_to_create", .int(plan.groupsToCreate)), ("groups_to_delete", .int(plan.groupsToDelete)),
@@ -135,15 +135,15 @@ package enum DocumentJSON {
                 (
                     "partial",
                     .object([
-                        ("targets", .array(targeting.targets.map { .string(redactedAddress($0, redactor)) })),
-                        ("excludes", .array(targeting.excludes.map { .string(redactedAddress($0, redactor)) })),
+                        ("targets", .array(targeting.targets.map { .string(redactedText(of: $0, redactor)) })),
+                        ("excludes", .array(targeting.excludes.map { .string(redactedText(of: $0, redactor)) })),
                     ])
                 ))
         }
         return .object(fields)
     }
 
-    package static func redactedAddress(_ address: Address, _ redactor: Redactor) -> String {
+    package static func redactedText(of address: Address, _ redactor: Redactor) -> String {
         guard case .subscription(let topic, let registration) = address else { return address.description }
         return "\(Address.topic(topic))/\(SourceExcerptRedaction.redact(registration, redactor))"
     }

@@ -31,11 +31,16 @@ package struct DriftView {
         DriftReport.Category.allCases.map { ($0, report.findings(in: $0)) }
     }
 
+    /// "group/NAME: its members (…)", the same words in every format.
+    static func line(_ fact: DriftReport.MembersFromState) -> String {
+        "\(Address.group(fact.group)): its members (FCM documents no way to list them; fcmctl compared the \(fact.recorded) it recorded)"
+    }
+
     package static func count(_ findings: [DriftReport.Finding]) -> Int { findings.reduce(0) { $0 + max(1, $1.registrations.count) } }
 
     /// Said whatever the findings: a reader must know what a clean report could not check.
     package var notReadLines: [String] {
-        report.notReadFromFCM.isEmpty ? [] : ["Not read from FCM:"] + report.notReadFromFCM.map { "  - \($0)" }
+        report.notReadFromFCM.isEmpty ? [] : ["Not read from FCM:"] + report.notReadFromFCM.map { "  - \(Self.line($0))" }
     }
 
     package func text(palette: Palette) -> [String] {
@@ -63,7 +68,7 @@ package struct DriftView {
         return .object(
             DocumentJSON.header(kind: "drift") + [("project", .optional(project))] + [
                 ("has_drift", .bool(report.hasDrift)), ("deprecations", DocumentJSON.deprecations(notices)),
-                ("not_read_from_fcm", .array(report.notReadFromFCM.map { .string($0) })),
+                ("not_read_from_fcm", .array(report.notReadFromFCM.map { .string(Self.line($0)) })),
                 (
                     "categories",
                     .array(
@@ -84,7 +89,8 @@ package struct DriftView {
 
     package func object(_ finding: DriftReport.Finding, redactor: Redactor) -> JSONTree {
         var fields: [(String, JSONTree)] = [
-            ("address", .string(finding.address)), ("action", .string(finding.action)), ("count", .int(finding.registrations.count)),
+            ("address", .string(finding.address.description)), ("action", .string(finding.action.rawValue)),
+            ("count", .int(finding.registrations.count)),
             ("detail", .string(finding.detail)), ("registrations", DocumentJSON.registrations(finding.registrations, redactor)),
         ]
         if let names = DocumentJSON.devices(finding.registrations, labeler) { fields.append(("devices", names)) }
@@ -96,7 +102,7 @@ package struct DriftView {
         var head = "\(Self.marker)\n### fcmctl drift" + (project.map { " · project \(MarkdownText.code($0))" } ?? "") + "\n\n"
         for notice in notices { head += "- ⚠️ \(MarkdownText.inline(notice.message))\n" }
         if !notices.isEmpty { head += "\n" }
-        for line in report.notReadFromFCM { head += "- ℹ️ Not read from FCM: \(MarkdownText.inline(line))\n" }
+        for fact in report.notReadFromFCM { head += "- ℹ️ Not read from FCM: \(MarkdownText.inline(Self.line(fact)))\n" }
         if !report.notReadFromFCM.isEmpty { head += "\n" }
         if !report.hasDrift {
             head += unreadable == 0 ? "**No drift.** FCM matches the manifest and fcmctl's records.\n" : "**\(MarkdownText.inline(noDriftLine))**\n"
@@ -111,7 +117,7 @@ package struct DriftView {
         for (category, findings) in categories {
             for finding in findings.sorted(by: { $0.registrations.count > $1.registrations.count }) {
                 var block =
-                    "<details><summary><code>\(MarkdownText.html(finding.address))</code> \(category.rawValue): "
+                    "<details><summary><code>\(MarkdownText.html(finding.address.description))</code> \(category.rawValue): "
                     + "\(MarkdownText.html(finding.detail))</summary>\n\n"
                 if !finding.registrations.isEmpty {
                     var lines = finding.registrations.prefix(maxMembers).map(labeler.label)
@@ -128,13 +134,12 @@ package struct DriftView {
     package func annotations(desired: DesiredState) -> [Diagnostic] {
         categories.filter { !$0.1.isEmpty }.map { category, findings in
             let location: SourceLocation? =
-                switch Address(findings[0].address) {
+                switch findings[0].address {
                 case .group(let name): desired.groups[name]?.location
                 case .topic(let name), .subscription(let name, _): desired.topics[name]?.location
-                case nil: nil
                 }
             return .warning(
-                "drift: \(category.title.lowercased()): \(Self.count(findings)) (\(findings.map(\.address).prefix(5).joined(separator: ", "))"
+                "drift: \(category.title.lowercased()): \(Self.count(findings)) (\(findings.map(\.address.description).prefix(5).joined(separator: ", "))"
                     + (findings.count > 5 ? ", …" : "") + "); \(category.suggestion)", at: location)
         }
     }

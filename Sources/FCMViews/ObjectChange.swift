@@ -1,22 +1,10 @@
 import FCMCore
 
-/// The action vocabulary every format and every command shares (plan, show, apply and drift).
-package enum ViewAction: String, CaseIterable, Sendable {
-    case create
-    case update
-    case delete
-    /// Nothing fcmctl will do (an observe-only topic, a dead registration): reported only.
-    case none
-}
-
 /// One object's change, as every view shows it: the single model the text, JSON, Markdown and GitHub
 /// renderers draw from.
 package struct ObjectChange: Sendable {
-    package var address: String
-    /// `group` or `topic`.
-    package var type: String
-    package var name: String
-    package var action: ViewAction
+    package var address: Address
+    package var action: ChangeAction
     package var ownership: Ownership?
     package var added: [Registration]
     package var removed: [Registration]
@@ -28,6 +16,10 @@ package struct ObjectChange: Sendable {
     package var notes: [String] = []
     /// Where the manifest declares the object; nil for one it no longer declares (a group to delete).
     package var location: SourceLocation?
+
+    /// `group` or `topic`, the word every format prints.
+    package var type: String { address.isGroup ? "group" : "topic" }
+    package var name: String { address.name }
 
     package var size: Int { added.count + removed.count }
 
@@ -50,14 +42,8 @@ package struct ObjectChange: Sendable {
     /// whole when they are in a plan, so their counts stand.
     package static func of(_ plan: Plan, unchangedRead: Bool = true, desired: DesiredState? = nil) -> [ObjectChange] {
         plan.groups.map { group in
-            let action: ViewAction =
-                switch group.action {
-                case .create: .create
-                case .update: .update
-                case .delete: .delete
-                }
             var change = ObjectChange(
-                address: group.address, type: "group", name: group.name, action: action, ownership: nil,
+                address: group.address, action: group.action, ownership: nil,
                 added: group.action == .delete ? [] : group.added, removed: group.removed, unchanged: group.unchanged,
                 location: desired?.groups[group.name]?.location)
             if let causes = plan.causes.groups[group.name] { change.causes = group.removed.map { causes[$0] } }
@@ -67,7 +53,7 @@ package struct ObjectChange: Sendable {
         }
             + plan.topics.map { topic in
                 var change = ObjectChange(
-                    address: topic.address, type: "topic", name: topic.name, action: .update, ownership: topic.ownership, added: topic.added,
+                    address: topic.address, action: .update, ownership: topic.ownership, added: topic.added,
                     removed: topic.removed, unchanged: unchangedRead ? topic.unchanged : nil, location: desired?.topics[topic.name]?.location)
                 if let causes = plan.causes.topics[topic.name] { change.causes = topic.removed.map { causes[$0] } }
                 if topic.ownership == .authoritative && !topic.removed.isEmpty {
@@ -102,7 +88,7 @@ package struct ActionCounts: Sendable {
         var removed = 0
     }
 
-    package var rows: [ViewAction: Row] = [:]
+    package var rows: [ChangeAction: Row] = [:]
 
     package init(_ changes: [ObjectChange]) {
         for change in changes {
@@ -112,5 +98,5 @@ package struct ActionCounts: Sendable {
         }
     }
 
-    package subscript(action: ViewAction) -> Row { rows[action] ?? Row() }
+    package subscript(action: ChangeAction) -> Row { rows[action] ?? Row() }
 }

@@ -91,7 +91,7 @@ package struct PlanMarkdownRenderer {
 
     package static func table(_ counts: ActionCounts) -> String {
         var text = "| Action | Objects | Added | Removed |\n|---|---:|---:|---:|\n"
-        for action in ViewAction.allCases where action != .none {
+        for action in ChangeAction.allCases where action != .none {
             let row = counts[action]
             text += "| \(action.rawValue) | \(row.objects) | \(row.added) | \(row.removed) |\n"
         }
@@ -118,7 +118,7 @@ package struct PlanMarkdownRenderer {
             }
         var counts = "+\(change.added.count) −\(change.removed.count)"
         if change.action == .update { counts += change.unchanged.map { " (\($0) unchanged)" } ?? " (unchanged: not read)" }
-        var text = "<details\(open ? " open" : "")><summary><code>\(sign) \(MarkdownText.html(change.address))</code> "
+        var text = "<details\(open ? " open" : "")><summary><code>\(sign) \(MarkdownText.html(change.address.description))</code> "
         text += "\(change.action.rawValue) \(counts)</summary>\n\n"
         for note in change.notes { text += "_\(MarkdownText.inline(note))_\n\n" }
         text += memberFence(change)

@@ -42,7 +42,7 @@ package struct RemovalBanner {
     }
 
     package func line(_ change: ObjectChange) -> String {
-        var text = MarkdownText.code(change.address) + ": "
+        var text = MarkdownText.code(change.address.description) + ": "
         if change.action == .delete {
             text += "**delete** the group and its notification key (\(plural(change.removed.count, "member")))"
         } else {

@@ -140,8 +140,11 @@ package final class RunProgress: @unchecked Sendable {
             + String(format: "[%.0f s elapsed]", elapsed)
     }
 
-    package func object(address: String, status: String, operations: Int) {
-        event([("event", .string("object")), ("address", .string(address)), ("status", .string(status)), ("operations", .int(operations))])
+    package func object(address: Address, status: OperationStatus, operations: Int) {
+        event([
+            ("event", .string("object")), ("address", .string(address.description)), ("status", .string(status.rawValue)),
+            ("operations", .int(operations)),
+        ])
     }
 
     /// One event per object a plan removes from, with its removals counted by cause (`removed_causes`'s kinds),
@@ -152,7 +155,7 @@ package final class RunProgress: @unchecked Sendable {
             var counts: [String: Int] = [:]
             for cause in change.causes.compactMap({ $0 }) { counts[cause.kind, default: 0] += 1 }
             event([
-                ("event", .string("removals")), ("address", .string(change.address)), ("action", .string(change.action.rawValue)),
+                ("event", .string("removals")), ("address", .string(change.address.description)), ("action", .string(change.action.rawValue)),
                 ("count", .int(change.removed.count)),
                 ("causes", .object(counts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ])

@@ -22,7 +22,7 @@ import Testing
         #expect(batches.map(\.topic) == ["news", "news", "news", "sport", "sport"])
         #expect(batches.map { Array($0.registrations) } == [Array(news[0..<2]), Array(news[2..<4]), [news[4]], Array(sport[0..<2]), [sport[2]]])
         #expect(batches.map { batches.firstOperation(of: batches.firstIndex(of: $0)!) } == [0, 2, 4, 5, 7])
-        #expect(batches[3].address == "topic/sport" && batches[3].action == .subscribe)
+        #expect(batches[3].address == .topic("sport") && batches[3].action == .subscribe)
         // What is left from the fourth batch on: the rest of sport, one part.
         let rest = batches.remaining(from: 2)
         #expect(rest.map(\.topic) == ["news", "sport"])

@@ -32,9 +32,9 @@ import Testing
     @Test func theApplyReportNamesDevicesBesideRedactedRegistrations() throws {
         var report = ApplyReport()
         report.outcomes = [
-            OperationOutcome(address: "topic/news", action: "subscribe", registrations: [Self.kiosk], status: .gone(reason: "UNREGISTERED")),
+            OperationOutcome(address: .topic("news"), action: .subscribe, registrations: [Self.kiosk], status: .gone(reason: "UNREGISTERED")),
             OperationOutcome(
-                address: "topic/news", action: "subscribe", registrations: [Self.other],
+                address: .topic("news"), action: .subscribe, registrations: [Self.other],
                 status: .failed(code: "INTERNAL", message: "x", retryable: true)),
         ]
         let lines = ApplyTextRenderer(labeler: Self.labeler).render(report).problems.map(ApplyTextRenderer.line)
@@ -85,7 +85,7 @@ import Testing
         var report = DriftReport()
         report.findings = [
             DriftReport.Finding(
-                category: .deadRegistrations, address: "topic/news", action: "none", registrations: [Self.kiosk, Self.other], detail: "gone")
+                category: .deadRegistrations, address: .topic("news"), action: .none, registrations: [Self.kiosk, Self.other], detail: "gone")
         ]
         let view = DriftView(report: report, labeler: Self.labeler, project: "fleet-prod")
         #expect(view.markdown(maxChars: 60_000).hasPrefix(DriftView.marker + "\n### fcmctl drift · project `fleet-prod`\n"))
