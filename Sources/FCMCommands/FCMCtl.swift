@@ -1,7 +1,7 @@
-import FCMCore
 import ArgumentParser
 import FCMBuildInfo
 import FCMClient
+import FCMCore
 import FCMEngine
 import FCMViews
 

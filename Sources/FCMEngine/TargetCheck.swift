@@ -14,24 +14,30 @@ package enum TargetCheck {
         for (flag, address) in targeting.targets.map({ ("--target", $0) }) + targeting.excludes.map({ ("--exclude", $0) }) {
             switch address {
             case .group(let name) where !groups.contains(name):
-                problems.append(.error(
-                    "\(flag) \(address) names no group the manifests declare or the state records" + hint(name, in: groups, as: Address.group), about: address))
+                problems.append(
+                    .error(
+                        "\(flag) \(address) names no group the manifests declare or the state records" + hint(name, in: groups, as: Address.group),
+                        about: address))
             case .topic(let name) where !topics.contains(name):
-                problems.append(.error(
-                    "\(flag) \(address) names no topic the manifests declare or the state records" + hint(name, in: topics, as: Address.topic), about: address))
+                problems.append(
+                    .error(
+                        "\(flag) \(address) names no topic the manifests declare or the state records" + hint(name, in: topics, as: Address.topic),
+                        about: address))
             case .subscription(let topic, _) where !topics.contains(topic):
-                problems.append(.error(
-                    "\(flag) \(address.description.prefix(120)) names no topic the manifests declare or the state records"
-                        + hint(topic, in: topics, as: Address.topic), about: address))
+                problems.append(
+                    .error(
+                        "\(flag) \(address.description.prefix(120)) names no topic the manifests declare or the state records"
+                            + hint(topic, in: topics, as: Address.topic), about: address))
             case .subscription(let topic, let who):
                 let members = (desired.topics[topic]?.members ?? []).union(ledger.topics[topic] ?? [])
                 // Names the state keeps too: a device that left the manifest is still excluded by its name.
                 let names = desired.deviceNames.merging(ledger.deviceNames) { declared, _ in declared }
                 if !members.contains(where: { $0.value == who || names[$0] == who }) {
                     let devices = members.compactMap { names[$0] }
-                    problems.append(.error(
-                        "\(flag) names no device or registration of \(Address.topic(topic))"
-                            + (Suggestions.closest(to: who, in: devices).map { " (did you mean the device '\($0)'?)" } ?? ""), about: address))
+                    problems.append(
+                        .error(
+                            "\(flag) names no device or registration of \(Address.topic(topic))"
+                                + (Suggestions.closest(to: who, in: devices).map { " (did you mean the device '\($0)'?)" } ?? ""), about: address))
                 }
             default: break
             }

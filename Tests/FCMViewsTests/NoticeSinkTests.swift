@@ -107,6 +107,7 @@ import Testing
         record.record(notice)
         record.record(.info("Refreshing…"))
         #expect(record.errors.isEmpty)
-        #expect(ErrorDocument(command: "plan", exitCode: 1, run: record, redactor: Redactor(showTokens: false)).message == "fcmctl plan failed with exit code 1")
+        let document = ErrorDocument(command: "plan", exitCode: 1, run: record, redactor: Redactor(showTokens: false))
+        #expect(document.message == "fcmctl plan failed with exit code 1")
     }
 }
