@@ -33,7 +33,7 @@ struct ApplyPresentation {
             text = [""] + rendered.out + [ApplyTextRenderer.summary(report) + " " + stateLine]
         }
         // Skipped and failed operations are diagnostics: stderr in text, inside the document otherwise.
-        if output.format == .text || output.format == .github { for problem in problems { console.err(ApplyTextRenderer.line(problem)) } }
+        if output.format == .text || output.format == .github { for problem in problems { console.say(Notice(problem)) } }
         let output = self.output
         try Presenter(options: output, command: "apply", secret: redactor.showTokens).show(
             Presentation(

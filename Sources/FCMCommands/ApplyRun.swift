@@ -49,7 +49,7 @@ struct ApplyRun {
         RunRecord.current?.project = computed.desired.project.id
         session.progress.planned(computed.plan)
         PlanTextRenderer.printNotes(computed.plan)
-        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.err(warning) }
+        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.say(.warning(warning)) }
         presentation.printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
         if !computed.plan.refusals.isEmpty {
             let redactor = Redactor(showTokens: run.showTokens)

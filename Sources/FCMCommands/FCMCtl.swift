@@ -1,6 +1,7 @@
 import ArgumentParser
 import FCMBuildInfo
 import FCMClient
+import FCMCore
 import FCMEngine
 import FCMViews
 
@@ -37,7 +38,7 @@ package struct FCMCtl: AsyncParsableCommand {
         do {
             // A clock that cannot be read must not silently become today: it decides deprecation refusals.
             if let text = Console.current.environment["FCMCTL_NOW"], !text.isEmpty, World.parseDay(text) == nil {
-                Console.current.err("error: FCMCTL_NOW='\(text)' is not a date (2027-09-30) or an ISO 8601 time (2027-09-30T12:00:00Z)")
+                Console.current.say(.error("FCMCTL_NOW='\(text)' is not a date (2027-09-30) or an ISO 8601 time (2027-09-30T12:00:00Z)"))
                 return ExitCodes.usage
             }
             var command = try parseAsRoot(arguments)

@@ -67,7 +67,7 @@ struct FmtCommand: ParsableCommand {
                     try Data(text.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
                     console.out("formatted \(file)")
                 } catch {
-                    console.err("error: \(file): cannot write: \(error.localizedDescription)")
+                    console.say(.error("\(file): cannot write: \(error.localizedDescription)"))
                     refused += 1
                 }
             }

@@ -35,8 +35,10 @@ struct LocalGroupFanOut {
             "\(validateOnly ? "Dry run (validate only) to" : "Fan-out to") local \(Address.group(group.name)): \(plural(outcomes.count, "member")), "
                 + "\(sent) \(verb), \(gone) unregistered, \(failed) failed.")
         if gone > 0 {
-            console.err(
-                "warning: \(plural(gone, "member")) of \(Address.group(group.name)) no longer registered: drift; remove them from the manifest")
+            console.say(
+                .warning(
+                    "\(plural(gone, "member")) of \(Address.group(group.name)) no longer registered: drift; remove them from the manifest",
+                    about: .group(group.name)))
         }
         if failed > 0 { throw ExitCode(ExitCodes.partialFailure) }
     }

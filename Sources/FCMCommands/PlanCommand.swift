@@ -56,7 +56,7 @@ struct PlanCommand: AsyncParsableCommand {
         RunRecord.current?.project = computed.desired.project.id
         session.progress.planned(computed.plan)
         PlanTextRenderer.printNotes(computed.plan)
-        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.err(warning) }
+        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { console.say(.warning(warning)) }
         if refresh == .changed { console.err(computed.refresh.line) }
         // A refused plan is shown, never saved: there is nothing in it to apply.
         let refused = !computed.plan.refusals.isEmpty

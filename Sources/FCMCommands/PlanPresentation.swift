@@ -44,7 +44,7 @@ struct PlanPresentation {
                     )
                     .render(
                         computed.plan, refresh: computed.refresh,
-                        extra: computed.deprecations.map { "⚠️ " + $0.message } + (targetWarning.map { [String($0.dropFirst(9))] } ?? []))
+                        extra: computed.deprecations.map { "⚠️ " + $0.message } + (targetWarning.map { [$0] } ?? []))
                 },
                 annotations: computed.plan.refusalDiagnostics(redactor) + computed.plan.notes))
     }

@@ -53,9 +53,10 @@ struct Presenter {
         // Outside GitHub (a variable left over, a runner image without the file) the run's own result must
         // not turn into a failure: the summary is a copy of what stdout shows.
         guard let handle = FileHandle(forWritingAtPath: path) else {
-            console.err(
-                "warning: GITHUB_STEP_SUMMARY names \(PrintableText.oneLine(path)), which does not exist or is not writable: "
-                    + "the run's summary was not written there (stdout has it)")
+            console.say(
+                .warning(
+                    "GITHUB_STEP_SUMMARY names \(PrintableText.oneLine(path)), which does not exist or is not writable: "
+                        + "the run's summary was not written there (stdout has it)"))
             return
         }
         defer { try? handle.close() }

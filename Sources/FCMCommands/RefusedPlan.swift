@@ -10,8 +10,8 @@ enum RefusedPlan {
         guard !plan.refusals.isEmpty else { return nil }
         let redactor = Redactor(showTokens: showTokens)
         let console = Console.current
-        for diagnostic in plan.refusalDiagnostics(redactor) where diagnostic.location != nil { console.err(diagnostic.headline) }
-        for refusal in plan.refusals { console.err("error: \(refusal.headline(redactor))") }
+        for diagnostic in plan.refusalDiagnostics(redactor) where diagnostic.location != nil { console.say(Notice(diagnostic)) }
+        for refusal in plan.refusals { console.say(.error(refusal.headline(redactor))) }
         return ExitCode(ExitCodes.error)
     }
 }

@@ -18,10 +18,11 @@ enum RunStart {
         return loaded
     }
 
-    /// What the engine says on its way goes to stderr of the console the command runs with.
+    /// What the engine says on its way is said on the console the command runs with (stderr, and the
+    /// run's record).
     static var notices: Notices {
         let console = Console.current
-        return Notices { console.err($0) }
+        return Notices { console.say($0) }
     }
 
     /// Loads the manifests and opens a session on the state they name (or `--state`). Only `validate` prints

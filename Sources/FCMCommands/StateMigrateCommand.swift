@@ -25,7 +25,7 @@ struct StateMigrateCommand: AsyncParsableCommand {
         let console = Console.current
         let session = try location.session(writing: true)
         let source = session.openStore()
-        let destination = World.current.store(to) { console.err("warning: \($0)") }
+        let destination = World.current.store(to) { console.say(.warning($0)) }
         guard source.displayName != destination.displayName else { throw fail("the state is already at \(to)") }
         try await session.withStateLock(source, operation: "state migrate", options: locking) { _ in
             try await session.withStateLock(destination, operation: "state migrate", options: locking) { _ in

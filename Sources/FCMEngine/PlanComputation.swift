@@ -115,7 +115,7 @@ extension Session {
         let recorded = observed.groupsWithRecordedMembers
         guard !recorded.isEmpty else { return }
         if let reason = connection?.live?.groupExportFallback {
-            notices("note: the group member export probe is off for this run (\(reason)); group members come from the state")
+            notices.note("the group member export probe is off for this run (\(reason)); group members come from the state")
         } else if settings.verbose {
             notices("Group members of \(plural(recorded.count, "group")) come from the state: FCM documents no way to list them.")
         }
@@ -126,15 +126,17 @@ extension Session {
     package func reportUnreadable(_ observed: ObservedState) -> Int32 {
         guard !observed.unreadable.isEmpty else { return ExitCodes.success }
         let redactor = Redactor(showTokens: settings.showTokens)
-        let severity = settings.skipUnreadable ? "warning" : "error"
+        let severity: Notice.Severity = settings.skipUnreadable ? .warning : .error
         for (registration, reason) in observed.unreadable.sorted(by: { $0.key < $1.key }).prefix(20) {
-            notices("\(severity): could not read the subscriptions of \(redactor(registration)): \(reason)")
+            notices(Notice(severity, "could not read the subscriptions of \(redactor(registration)): \(reason)"))
         }
-        if observed.unreadable.count > 20 { notices("\(severity): … and \(observed.unreadable.count - 20) more registrations") }
+        if observed.unreadable.count > 20 { notices(Notice(severity, "… and \(observed.unreadable.count - 20) more registrations")) }
         notices(
-            "\(severity): \(observed.unreadable.count) registration\(observed.unreadable.count == 1 ? "" : "s") could not be read; "
-                + "nothing that depends on them was planned, and their records are kept. Run again later"
-                + (settings.skipUnreadable ? "" : ", or pass --skip-unreadable to accept the rest with exit 0"))
+            Notice(
+                severity,
+                "\(observed.unreadable.count) registration\(observed.unreadable.count == 1 ? "" : "s") could not be read; "
+                    + "nothing that depends on them was planned, and their records are kept. Run again later"
+                    + (settings.skipUnreadable ? "" : ", or pass --skip-unreadable to accept the rest with exit 0")))
         return settings.skipUnreadable ? ExitCodes.success : ExitCodes.error
     }
 }

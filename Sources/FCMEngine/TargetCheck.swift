@@ -10,19 +10,24 @@ package enum TargetCheck {
         guard targeting.isPartial else { return }
         let groups = Set(desired.groups.keys).union(desired.localGroups.keys).union(ledger.knownGroupNames)
         let topics = Set(desired.topics.keys).union(ledger.topics.keys).union(ledger.pending.subscriptions.keys)
-        var problems: [String] = []
+        var problems: [Notice] = []
         for (flag, address) in targeting.targets.map({ ("--target", $0) }) + targeting.excludes.map({ ("--exclude", $0) }) {
             switch address {
             case .group(let name) where !groups.contains(name):
                 problems.append(
-                    "\(flag) \(address) names no group the manifests declare or the state records" + hint(name, in: groups, as: Address.group))
+                    .error(
+                        "\(flag) \(address) names no group the manifests declare or the state records" + hint(name, in: groups, as: Address.group),
+                        about: address))
             case .topic(let name) where !topics.contains(name):
                 problems.append(
-                    "\(flag) \(address) names no topic the manifests declare or the state records" + hint(name, in: topics, as: Address.topic))
+                    .error(
+                        "\(flag) \(address) names no topic the manifests declare or the state records" + hint(name, in: topics, as: Address.topic),
+                        about: address))
             case .subscription(let topic, _) where !topics.contains(topic):
                 problems.append(
-                    "\(flag) \(address.description.prefix(120)) names no topic the manifests declare or the state records"
-                        + hint(topic, in: topics, as: Address.topic))
+                    .error(
+                        "\(flag) \(address.description.prefix(120)) names no topic the manifests declare or the state records"
+                            + hint(topic, in: topics, as: Address.topic), about: address))
             case .subscription(let topic, let who):
                 let members = (desired.topics[topic]?.members ?? []).union(ledger.topics[topic] ?? [])
                 // Names the state keeps too: a device that left the manifest is still excluded by its name.
@@ -30,14 +35,17 @@ package enum TargetCheck {
                 if !members.contains(where: { $0.value == who || names[$0] == who }) {
                     let devices = members.compactMap { names[$0] }
                     problems.append(
-                        "\(flag) names no device or registration of \(Address.topic(topic))"
-                            + (Suggestions.closest(to: who, in: devices).map { " (did you mean the device '\($0)'?)" } ?? ""))
+                        .error(
+                            "\(flag) names no device or registration of \(Address.topic(topic))"
+                                + (Suggestions.closest(to: who, in: devices).map { " (did you mean the device '\($0)'?)" } ?? ""), about: address))
                 }
             default: break
             }
         }
         guard !problems.isEmpty else { return }
-        throw EngineFailure(problems.joined(separator: "\nerror: ") + ". Nothing was read from FCM or sent", code: ExitCodes.usage)
+        let last = problems.removeLast()
+        problems.append(.error(last.message + ". Nothing was read from FCM or sent", about: last.address))
+        throw EngineFailure(notices: problems, code: ExitCodes.usage)
     }
 
     static func hint(_ name: String, in names: Set<String>, as address: (String) -> Address) -> String {

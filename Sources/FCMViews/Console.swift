@@ -11,6 +11,9 @@ package struct Console: Sendable {
     /// Colour and progress are for people at a terminal, never for a pipe or a file.
     package var stdoutIsTerminal: Bool
     package var stderrIsTerminal: Bool
+    /// The record of what the run says (`say`), for plan, apply and drift, whose failures end in an error
+    /// document; nil for the other commands.
+    package var record: RunRecord?
 
     package init(
         writeOut: @escaping @Sendable (String) -> Void, writeErr: @escaping @Sendable (String) -> Void,

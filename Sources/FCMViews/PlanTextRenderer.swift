@@ -50,7 +50,7 @@ package struct PlanTextRenderer {
 
     /// Warnings about the plan (drift fcmctl will not act on): diagnostics, so they go to stderr.
     package static func printNotes(_ plan: Plan) {
-        for note in plan.notes { Console.current.err(note.headline) }
+        for note in plan.notes { Console.current.say(Notice(note)) }
     }
 
     /// Removals first: with more members than `--max-members`, additions are cut before any removal is.

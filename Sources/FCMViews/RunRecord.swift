@@ -1,13 +1,15 @@
 import FCMCore
 import Synchronization
 
-/// What a run said on its way, for its error document: the `error:` lines on stderr, the manifest's
-/// diagnostics, the project once known, and whether the command's own document was shown.
+/// What a run said on its way, as values, for its error document: its notices (failures, warnings, lines of
+/// information) as they were said, the manifest's diagnostics, the project once known, and whether the
+/// command's own document was shown. The console of a run that keeps one carries it (`Console.record`).
 package final class RunRecord: Sendable {
-    @TaskLocal package static var current: RunRecord?
+    /// The record of the run this task belongs to, if it keeps one.
+    package static var current: RunRecord? { Console.current.record }
 
     private struct Said {
-        var errorLines: [String] = []
+        var notices: [Notice] = []
         var diagnostics: [Diagnostic] = []
         var shown = false
         var project: String?
@@ -17,7 +19,10 @@ package final class RunRecord: Sendable {
 
     package init() {}
 
-    package var errors: [String] { said.withLock { $0.errorLines } }
+    package var notices: [Notice] { said.withLock { $0.notices } }
+    /// The failures said without a place in a manifest, in order: the last is the cause the run ended on.
+    /// (A failure with a place is a finding about the input, which `diagnostics` holds.)
+    package var errors: [Notice] { notices.filter { $0.severity == .error && $0.location == nil } }
     package var diagnostics: [Diagnostic] { said.withLock { $0.diagnostics } }
     package var documentShown: Bool { said.withLock { $0.shown } }
     package var project: String? {
@@ -25,11 +30,7 @@ package final class RunRecord: Sendable {
         set { said.withLock { $0.project = newValue } }
     }
 
-    package func noteErrors(in text: String) {
-        let found = text.split(separator: "\n").filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst(7)) }
-        guard !found.isEmpty else { return }
-        said.withLock { $0.errorLines += found }
-    }
+    package func record(_ notice: Notice) { said.withLock { $0.notices.append(notice) } }
 
     package func record(_ diagnostics: [Diagnostic]) { said.withLock { $0.diagnostics += diagnostics } }
 
