@@ -1,6 +1,7 @@
 import FCMClient
 import FCMCore
 import FCMEngine
+import FCMManifest
 import FCMReconcile
 import FCMState
 import FCMTestSupport
@@ -107,18 +108,25 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-subjects-\(UUID().uuidString)").path
         defer { unlink(file) }
         try "# listed by hand\n\(stray.value)\n  \(kiosk.value)  \n\n\(stray.value)\n".write(toFile: file, atomically: true, encoding: .utf8)
-        guard case .subscriptions(let listed) = try ImportSubject.subscriptions(listedIn: file, desired: DesiredState(project: ProjectSettings())) else {
+        guard
+            case .subscriptions(let listed) = try ImportSubject.subscriptions(
+                listedIn: file, desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")))
+        else {
             Issue.record("not a subscriptions import")
             return
         }
         #expect(listed == [kiosk, stray].sorted())
-        #expect(throws: EngineFailure.self) { try ImportSubject.subscriptions(listedIn: nil, desired: DesiredState(project: ProjectSettings())) }
-        #expect(throws: EngineFailure.self) { try ImportSubject.subscriptions(listedIn: file + ".missing", desired: DesiredState(project: ProjectSettings())) }
+        #expect(throws: EngineFailure.self) {
+            try ImportSubject.subscriptions(listedIn: nil, desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")))
+        }
+        #expect(throws: EngineFailure.self) {
+            try ImportSubject.subscriptions(listedIn: file + ".missing", desired: DesiredState(project: ProjectSettings(id: "p", senderId: "1")))
+        }
     }
 
     @Test func theMigrationFanOutCheckStopsAtTheFirstGroupWithAFailure() async throws {
         let fake = FakeWorld()
-        var desired = DesiredState(project: ProjectSettings())
+        var desired = DesiredState(project: ProjectSettings(id: "p", senderId: "1"))
         desired.localGroups["a"] = DesiredGroup(name: "a", members: [kiosk, stray])
         desired.localGroups["b"] = DesiredGroup(name: "b", members: [phone])
         desired.localGroups["c"] = DesiredGroup(name: "c", members: [kiosk])
@@ -132,7 +140,7 @@ import Testing
         let seen = reports.withLock { $0 }
         #expect(seen.map(\.group) == ["a", "b"])
         #expect(seen.map { [$0.sent, $0.unregistered, $0.failed] } == [[1, 1, 0], [0, 0, 1]])
-        #expect(seen.allSatisfy(\.validateOnly))
+        #expect(seen.allSatisfy { $0.validateOnly })
         #expect(sender.validatedOnly)
         #expect(GroupMigration.deletion(of: ["a", "b"]) == PlanTargeting(targets: [.group("a"), .group("b")], excludes: []))
     }
