@@ -66,7 +66,8 @@ struct ApplyCommand: AsyncParsableCommand {
 
     var applyRun: ApplyRun {
         ApplyRun(
-            manifest: manifest, state: state, run: run, output: output, locking: locking, maxRemovals: rails.maxRemovals,
-            target: target, adoptExisting: adopt.adoptExisting, autoApprove: autoApprove, dryRun: dryRun, timeout: timeout)
+            manifest: manifest, state: state, run: run, output: output, lock: locking.lock, lockTimeout: locking.lockTimeout.duration,
+            maxRemovals: rails.maxRemovals, targeting: target.targeting, adoptExisting: adopt.adoptExisting, autoApprove: autoApprove, dryRun: dryRun,
+            timeout: timeout)
     }
 }

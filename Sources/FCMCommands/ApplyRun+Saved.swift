@@ -22,10 +22,9 @@ extension ApplyRun {
         if statePath == nil, manifest.manifests.isEmpty, let recorded = saved.statePath { statePath = recorded }
         statePath = statePath ?? declaredState
         let resolved = try surfacingNow { try StatePaths.resolve(override: statePath, manifests: manifestPaths) }
-        let session = Session(
-            world: World.current, settings: run.settings(), environment: environment, statePath: resolved,
-            project: ProjectBinding.addressed(desired.project, environment: environment), notices: RunStart.notices, progress: progress,
-            signals: Interruption.hooks)
+        let session = RunStart.opener.open(
+            settings: run.settings(), statePath: resolved, project: ProjectBinding.addressed(desired.project, environment: environment),
+            progress: progress)
         let store = session.openStore()
         let connection = try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) }
         defer { connection.shutdown() }
@@ -34,9 +33,12 @@ extension ApplyRun {
             throw fail(refusal.headline(Redactor(showTokens: run.showTokens)))
         }
         let operation = "apply \((path as NSString).lastPathComponent)"
-        try await session.withStateLock(store, operation: operation, options: locking) { lock in
-            let outcome = try await application.apply(transaction(session, service: connection.service, store: store, lock: lock), desired: desired)
-            try finish(outcome, session: session)
+        try await surfacing {
+            try await session.withStateLock(store, operation: operation, lock: lock, timeout: lockTimeout) { lock in
+                let outcome = try await application.apply(
+                    transaction(session, service: connection.service, store: store, lock: lock), desired: desired)
+                try finish(outcome, session: session)
+            }
         }
     }
 }

@@ -10,9 +10,11 @@ struct ApplyRun {
     var state: StateOptions
     var run: RunOptions
     var output: OutputOptions
-    var locking: LockOptions
+    var lock: Bool
+    var lockTimeout: Duration
     var maxRemovals: Int?
-    var target: TargetOptions
+    /// What `--target`/`--exclude` (or `migrate groups`) limit the plan to.
+    var targeting: PlanTargeting
     var adoptExisting = false
     var autoApprove = false
     var dryRun = false
@@ -22,14 +24,16 @@ struct ApplyRun {
 
     /// Plans from the manifests, the state and FCM, then applies under the state lock.
     func apply(progress: RunProgress) async throws {
-        let settings = run.settings(adoptExisting: adoptExisting, targeting: target.targeting)
+        let settings = run.settings(adoptExisting: adoptExisting, targeting: targeting)
         let (session, runTarget) = try RunStart.open(
             manifest: manifest, state: state, settings: settings, format: output.format, progress: progress)
         let connection = try RunStart.connect(session, runTarget)
         defer { connection.shutdown() }
         let store = session.openStore()
-        try await session.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", options: locking) { lock in
-            try await apply(runTarget, transaction: transaction(session, service: connection.service, store: store, lock: lock))
+        try await surfacing {
+            try await session.withStateLock(store, operation: dryRun ? "apply --dry-run" : "apply", lock: lock, timeout: lockTimeout) { lock in
+                try await apply(runTarget, transaction: transaction(session, service: connection.service, store: store, lock: lock))
+            }
         }
     }
 
@@ -49,7 +53,7 @@ struct ApplyRun {
         RunRecord.current?.project = computed.desired.project.id
         session.progress.planned(computed.plan)
         PlanTextRenderer.printNotes(computed.plan)
-        if let warning = target.warning(Redactor(showTokens: run.showTokens)) { Console.current.say(.warning(warning)) }
+        if let warning = targeting.warning(Redactor(showTokens: run.showTokens)) { Console.current.say(.warning(warning)) }
         presentation.printPlan(computed.plan, deviceNames: computed.desired.deviceNames)
         if !computed.plan.refusals.isEmpty {
             let redactor = Redactor(showTokens: run.showTokens)
@@ -59,21 +63,19 @@ struct ApplyRun {
             // The documents have no apply to report: the refused plan is the document, as `plan` shows it.
             if output.format == .json || output.format == .markdown {
                 try PlanPresentation(
-                    computed: computed, output: output, showTokens: run.showTokens, savedTo: nil, digest: nil, targeting: target.targeting,
+                    computed: computed, output: output, showTokens: run.showTokens, savedTo: nil, digest: nil, targeting: targeting,
                     targetWarning: nil, title: "fcmctl apply (refused)"
                 ).show()
             }
             if let refusal = RefusedPlan.ending(computed.plan, showTokens: run.showTokens) { throw refusal }
         }
         if dryRun {
-            DryRunRequests(redactor: Redactor(showTokens: run.showTokens)).print(computed, service: transaction.service)
+            DryRunRequests(console: Console.current, redactor: Redactor(showTokens: run.showTokens)).print(computed, service: transaction.service)
             return
         }
         let unreadable = session.reportUnreadable(computed.observed)
-        let outcome = try await transaction.execute(
-            computed.plan, observed: computed.observed, ledger: computed.ledger, snapshot: computed.snapshot, desired: computed.desired,
-            // A partial apply leaves other objects as they were: the manifest as a whole was not applied.
-            declared: target.targeting.isPartial ? nil : computed.desired, deprecations: computed.deprecations)
+        // A partial apply leaves other objects as they were: the manifest as a whole was not applied.
+        let outcome = try await transaction.execute(computed, declared: targeting.isPartial ? nil : computed.desired)
         try finish(outcome, session: session)
         if unreadable != ExitCodes.success { throw ExitCode(unreadable) }
     }

@@ -45,9 +45,8 @@ struct ImportOptions: ParsableArguments {
         }
         var settings = run.settings()
         settings.allowEmpty = true
-        let session = Session(
-            world: World.current, settings: settings, environment: environment, statePath: statePath,
-            project: ProjectBinding.addressed(desired.project, environment: environment), notices: RunStart.notices, signals: Interruption.hooks)
+        let session = RunStart.opener.open(
+            settings: settings, statePath: statePath, project: ProjectBinding.addressed(desired.project, environment: environment))
         try await surfacing { try await session.checkImport(usesIID: desired.project.topicAPI == .iid) }
         return (session, loaded, try surfacingNow { try session.connect(project: desired.project, needsProjectID: false) })
     }

@@ -1,9 +1,6 @@
 import ArgumentParser
 import FCMCore
 import FCMEngine
-import FCMManifest
-import FCMViews
-import Foundation
 
 struct ImportSubscriptionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,16 +22,7 @@ struct ImportSubscriptionsCommand: AsyncParsableCommand {
     func run() async throws {
         let (session, loaded, connection) = try await options.start()
         defer { connection.shutdown() }
-        var who: [Registration]
-        if let registrations {
-            guard let text = try? String(contentsOfFile: registrations, encoding: .utf8) else { throw fail("cannot read \(registrations)") }
-            who = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
-                .map { Registration(inferring: $0) }
-        } else {
-            who = Array(loaded.desiredState().deviceNames.keys)
-        }
-        who = Array(Set(who)).sorted()
-        if who.isEmpty { throw fail("no registrations to read: the manifest names no devices; pass --registrations FILE") }
-        try await options.finish(.subscriptions(who), session: session, loaded: loaded, connection: connection)
+        let subject = try surfacingNow { try ImportSubject.subscriptions(listedIn: registrations, desired: loaded.desiredState()) }
+        try await options.finish(subject, session: session, loaded: loaded, connection: connection)
     }
 }

@@ -25,6 +25,11 @@ enum RunStart {
         return Notices { console.say($0) }
     }
 
+    /// Where every command's session is opened: the world and console it runs in, read here, at the boundary.
+    static var opener: SessionOpener {
+        SessionOpener(world: World.current, environment: Console.current.environment, notices: notices, signals: Interruption.hooks)
+    }
+
     /// Loads the manifests and opens a session on the state they name (or `--state`). Only `validate` prints
     /// its findings as a JSON document; the other commands' documents carry them.
     static func open(
@@ -45,9 +50,8 @@ enum RunStart {
                 loaded, manifestPaths: manifest.paths, stateOverride: state.state, allowEmpty: settings.allowEmpty, environment: environment,
                 notices: notices)
         }
-        let session = Session(
-            world: World.current, settings: settings, environment: environment, statePath: target.statePath, project: target.project,
-            notices: notices, progress: progress ?? NoProgress(), signals: Interruption.hooks)
+        let session = opener.open(
+            settings: settings, statePath: target.statePath, project: target.project, progress: progress ?? NoProgress())
         return (session, target)
     }
 

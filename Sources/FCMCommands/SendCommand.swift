@@ -82,9 +82,7 @@ struct SendCommand: AsyncParsableCommand {
             if settings.senderId.isEmpty { settings.senderId = desired.project.senderId }
             for (registration, name) in desired.deviceNames { devices[name] = registration }
         }
-        let session = Session(
-            world: World.current, settings: client.settings(), environment: Console.current.environment, statePath: "", project: nil,
-            notices: RunStart.notices)
+        let session = RunStart.opener.open(settings: client.settings())
         let connection = try surfacingNow { try session.connect(project: settings, needsProjectID: false) }
         defer { connection.shutdown() }
         guard let service = connection.live else { throw fail("sending messages needs the FCM client; this world has none") }
@@ -93,8 +91,10 @@ struct SendCommand: AsyncParsableCommand {
         }
         let message = OutgoingMessage(target: .token(""), title: title, body: body, image: image, data: payload())
         if let name = group, let local = localGroups[name] {
-            try await LocalGroupFanOut(service: service, parallelism: client.parallelism, redactor: Redactor(showTokens: client.showTokens))
-                .send(message, to: local, names: deviceNames, validateOnly: dryRun)
+            let report = try await MessageFanOut(service: service, parallelism: client.parallelism, clock: session.world.clock)
+                .send(message, to: local, validateOnly: dryRun)
+            FanOutPresentation(console: console, redactor: Redactor(showTokens: client.showTokens), names: deviceNames).show(report)
+            if report.failed > 0 { throw ExitCode(ExitCodes.partialFailure) }
             session.reportStatistics()
             return
         }

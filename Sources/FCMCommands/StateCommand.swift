@@ -41,9 +41,7 @@ struct StateLocation: ParsableArguments {
         let resolved = try surfacingNow { try StatePaths.resolve(override: statePath, manifests: manifest.manifests) }
         var settings = RunSettings()
         settings.showTokens = showTokens
-        return Session(
-            world: World.current, settings: settings, environment: environment, statePath: resolved, project: project,
-            notices: RunStart.notices, signals: Interruption.hooks)
+        return RunStart.opener.open(settings: settings, statePath: resolved, project: project)
     }
 }
 

@@ -25,13 +25,16 @@ struct TargetOptions: ParsableArguments {
         PlanTargeting(targets: targets.compactMap(Address.init), excludes: excludes.compactMap(Address.init))
     }
 
-    /// The partial-plan warning, as Terraform gives it for -target.
+    func warning(_ redactor: Redactor) -> String? { targeting.warning(redactor) }
+}
+
+extension PlanTargeting {
+    /// The partial-plan warning, as Terraform prints it for -target.
     /// A registration in an address is redacted like every other output.
     func warning(_ redactor: Redactor) -> String? {
-        let targeting = self.targeting
-        guard targeting.isPartial else { return nil }
+        guard isPartial else { return nil }
         let name = { DocumentJSON.redactedText(of: $0, redactor) }
-        let what = (targeting.targets.map { "--target \(name($0))" } + targeting.excludes.map { "--exclude \(name($0))" }).joined(separator: " ")
+        let what = (targets.map { "--target \(name($0))" } + excludes.map { "--exclude \(name($0))" }).joined(separator: " ")
         return "this plan is partial (\(what)): changes to other objects are neither shown nor applied, "
             + "so FCM may still differ from the manifest. Use this for exceptional situations, then run plan without it"
     }

@@ -39,20 +39,18 @@ package struct ApplyTransaction {
         self.lock = lock
     }
 
-    /// Carries out `plan` on `aligned` (the ledger already aligned with what FCM reported). `declared` is the
+    /// Carries out the computed plan on its ledger (already aligned with what FCM reported). `declared` is the
     /// manifest as a whole when the whole of it is applied (nil for a partial apply).
-    package func execute(
-        _ plan: Plan, observed: ObservedState, ledger aligned: Ledger, snapshot: StateSnapshot, desired: DesiredState,
-        declared: DesiredState?, deprecations: [DeprecationNotice], unchangedRead: Bool = true
-    ) async throws -> ApplyOutcome {
-        var ledger = aligned
+    package func execute(_ computed: ComputedPlan, declared: DesiredState?) async throws -> ApplyOutcome {
+        let (plan, observed, snapshot, desired) = (computed.plan, computed.observed, computed.snapshot, computed.desired)
+        var ledger = computed.ledger
         ledger.recordProtection(from: desired)
         // A state written by this run is this project's: an old state without a project is bound here.
         if let project = session.project { ledger.bind(to: project) }
         var version = snapshot.version
         var outcome = ApplyOutcome(
-            plan: plan, report: nil, stateName: store.displayName, serial: nil, desired: desired, deprecations: deprecations,
-            unchangedRead: unchangedRead)
+            plan: plan, report: nil, stateName: store.displayName, serial: nil, desired: desired, deprecations: computed.deprecations,
+            unchangedRead: computed.refresh.unchangedRead)
         if !plan.hasChanges {
             if let declared { ledger.recordApplied(declared, unsettled: observed.unreadable.keys) }
             let changed = !ledger.hasSameRecords(as: snapshot.ledger) || snapshot.needsWrite
@@ -170,10 +168,8 @@ package struct ApplyTransaction {
         }
     }
 
-    /// Writes the ledger as the next serial of what was read; returns the new version.
     func save(_ ledger: inout Ledger, replacing version: StateVersion?) async throws -> StateVersion {
-        ledger.serial = try ledger.nextSerial()
-        return try await store.write(ledger, replacing: version)
+        try await session.commit(&ledger, to: store, replacing: version)
     }
 }
 

@@ -116,11 +116,15 @@ package struct SavedPlanApplication {
         // The file does not keep which device rotated; the manifest and the state say it again.
         var plan = self.plan
         plan.successors = Dictionary(snapshot.ledger.rotations(in: desired).map { ($0.old, $0.new) }) { first, _ in first }
-        return try await transaction.execute(
-            plan, observed: observed, ledger: ledger.aligned(with: observed, desired: forApply, adoptExisting: true), snapshot: snapshot,
-            desired: forApply,
-            // A targeted plan leaves other objects as they were: the manifest as a whole was not applied.
-            declared: targeting.isPartial ? nil : desired, deprecations: [], unchangedRead: unchangedRead)
+        // What was re-read is what the plan touches; the refresh mode is the one the plan was made with.
+        let refresh = RefreshSummary(
+            mode: saved.options.refresh, registrationsRead: observed.registrations.count, registrationsKnown: observed.registrations.count,
+            groupsRead: observed.groups.count, groupsKnown: observed.groups.count)
+        let computed = ComputedPlan(
+            desired: forApply, ledger: ledger.aligned(with: observed, desired: forApply, adoptExisting: true), snapshot: snapshot,
+            observed: observed, plan: plan, refresh: refresh)
+        // A targeted plan leaves other objects as they were: the manifest as a whole was not applied.
+        return try await transaction.execute(computed, declared: targeting.isPartial ? nil : desired)
     }
 
     static func listed(_ addresses: [String]) -> String {

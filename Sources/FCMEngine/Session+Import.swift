@@ -34,6 +34,25 @@ package enum ImportSubject {
     case groups([String], listed: Set<Registration>?, source: String?)
 }
 
+extension ImportSubject {
+    /// `import subscriptions`: the registrations listed in `file` (one per line; blank lines and `#` comments
+    /// skipped), or else every device the manifests name; each once, sorted.
+    package static func subscriptions(listedIn file: String?, desired: DesiredState) throws -> ImportSubject {
+        var registrations: [Registration]
+        if let file {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw EngineFailure("cannot read \(file)") }
+            registrations = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") }.map { Registration(inferring: $0) }
+        } else {
+            registrations = Array(desired.deviceNames.keys)
+        }
+        guard !registrations.isEmpty else {
+            throw EngineFailure("no registrations to read: the manifest names no devices; pass --registrations FILE")
+        }
+        return .subscriptions(Array(Set(registrations)).sorted())
+    }
+}
+
 /// How an import ended.
 package struct ImportOutcome {
     /// The canonical YAML: the entries with their header, or the header alone when there was nothing to write.
@@ -174,8 +193,7 @@ extension Session {
         }
         guard changed else { return outcome }
         do {
-            ledger.serial = try ledger.nextSerial()
-            _ = try await store.write(ledger, replacing: snapshot.version)
+            _ = try await commit(&ledger, to: store, replacing: snapshot.version)
         } catch {
             if outcome.written != nil { release() }
             throw EngineFailure("\(error)")

@@ -87,3 +87,13 @@ extension Session {
         return result
     }
 }
+
+extension Session {
+    /// Every state write a run makes: `ledger` bound to this run's project (a state written by the run is its
+    /// project's), as the serial after the one read, over `version` (compare-and-swap). Returns the new version.
+    package func commit(_ ledger: inout Ledger, to store: any StateStore, replacing version: StateVersion?) async throws -> StateVersion {
+        if let project { ledger.bind(to: project) }
+        ledger.serial = try ledger.nextSerial()
+        return try await store.write(ledger, replacing: version)
+    }
+}

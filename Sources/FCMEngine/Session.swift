@@ -27,9 +27,11 @@ package final class Session {
     /// Where refresh and apply run their request tasks: the connection's, once connected.
     package var executor: (any TaskExecutor)? { connection?.executor }
 
-    package init(
+    /// Opened by `SessionOpener` only, so every run takes the world, environment, notices and signals the
+    /// command boundary gave it.
+    init(
         world: World, settings: RunSettings, environment: [String: String], statePath: String, project: ProjectBinding?,
-        notices: Notices, progress: any ProgressReporting = NoProgress(), signals: SignalHooks = .none
+        notices: Notices, progress: any ProgressReporting, signals: SignalHooks
     ) {
         self.world = world
         self.settings = settings

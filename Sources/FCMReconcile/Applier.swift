@@ -46,7 +46,8 @@ package struct Applier: Sendable {
         stop: StopSignal?
     ) async -> (ApplyReport, Ledger) {
         let run = Run(ledger: ledger, journal: journal, output: output, lock: lock, stop: stop)
-        for change in plan.groups {
+        let order = Self.order(of: plan, batchSize: service.topicBatchSize)
+        for change in order.groups {
             if run.mustStop() {
                 run.notAttempted(change.address, .groupSteps, change.steps.flatMap(\.registrations), reason: run.report.stopped ?? "")
                 continue
@@ -55,20 +56,19 @@ package struct Applier: Sendable {
         }
         // Every addition before any removal, and no removal for a registration whose addition failed: a
         // topic renamed or a device moved never ends up with neither, whatever fails.
-        let size = service.topicBatchSize
-        await applyBatches(Self.batches(plan.topics, .subscribe, size: size), run: run)
-        var removals: [SubscriptionBatches.List] = []
+        await applyBatches(order.additions, run: run)
         // A rotated device's old registration stays subscribed while its new one is gone, could not be read, or
         // had a new subscription fail: a new token FCM does not know, or would not tell about, must not cost the
         // device the one that works.
         let unconfirmed = run.failedAdditions.union(run.goneAdditions)
         let heldForSuccessor = Set(
             plan.successors.filter { _, new in unconfirmed.contains(new) || observed.isGone(new) || observed.isUnreadable(new) }.keys)
+        guard !run.failedAdditions.isEmpty || !heldForSuccessor.isEmpty else {
+            await applyBatches(order.removals, run: run)
+            return (run.report, run.ledger)
+        }
+        var removals: [SubscriptionBatches.List] = []
         for topic in plan.topics where !topic.removed.isEmpty {
-            guard !run.failedAdditions.isEmpty || !heldForSuccessor.isEmpty else {
-                removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: topic.removed))
-                continue
-            }
             let kept = topic.removed.filter { !run.failedAdditions.contains($0) && !heldForSuccessor.contains($0) }
             let held = topic.removed.filter { run.failedAdditions.contains($0) }
             run.notAttempted(topic.address, .unsubscribe, held, reason: "kept because a new subscription of the same registration failed")
@@ -77,8 +77,38 @@ package struct Applier: Sendable {
                 topic.address, .unsubscribe, rotated, reason: "kept because the device's new registration could not be subscribed")
             if !kept.isEmpty { removals.append(SubscriptionBatches.List(topic: topic.name, action: .unsubscribe, registrations: kept)) }
         }
-        await applyBatches(SubscriptionBatches(removals, size: size), run: run)
+        await applyBatches(SubscriptionBatches(removals, size: order.additions.size), run: run)
         return (run.report, run.ledger)
+    }
+
+    /// The order apply sends a plan in: each group's steps, group by group; then every addition; then every
+    /// removal (fewer when an addition fails, see `carryOut`). `carryOut` walks it and `apply --dry-run` lists
+    /// its `requests`, so what the dry run shows is what apply sends.
+    package struct Order: Sendable {
+        package var groups: [GroupChange]
+        package var additions: SubscriptionBatches
+        /// The removals when no addition failed.
+        package var removals: SubscriptionBatches
+
+        /// Every request, in order, when every request succeeds (a group step FCM refuses re-plans the rest
+        /// of that group's steps).
+        package var requests: [PlannedRequest] {
+            groups.flatMap { change in change.steps.map { PlannedRequest.groupStep(change, $0) } }
+                + additions.map(PlannedRequest.batch) + removals.map(PlannedRequest.batch)
+        }
+    }
+
+    /// One request of an `Order`.
+    package enum PlannedRequest: Sendable {
+        case groupStep(GroupChange, GroupStep)
+        case batch(SubscriptionBatch)
+    }
+
+    /// `batchSize`: how many registrations one subscription request may carry (the service's `topicBatchSize`).
+    package static func order(of plan: Plan, batchSize: Int) -> Order {
+        Order(
+            groups: plan.groups, additions: batches(plan.topics, .subscribe, size: batchSize),
+            removals: batches(plan.topics, .unsubscribe, size: batchSize))
     }
 
     /// One apply's mutable progress, owned by the task running it (a class: the task group's body and the

@@ -38,7 +38,8 @@ package struct SubscriptionBatches: RandomAccessCollection, Sendable {
     }
 
     private let segments: [Segment]
-    private let size: Int
+    /// Registrations per batch.
+    package let size: Int
     package let startIndex = 0
     package let endIndex: Int
 
