@@ -1,5 +1,6 @@
 import FCMCore
 import Foundation
+import Synchronization
 
 /// Prints diagnostics as people and machines expect them:
 /// - text: `path:line:col: severity: message`, the offending source line and a caret, on stderr;
@@ -91,12 +92,11 @@ package struct DiagnosticPrinter {
     }
 }
 
-private final class LineIndex: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cache: [String: [Int]] = [:]
+private final class LineIndex: Sendable {
+    private let cache = Mutex<[String: [Int]]>([:])
 
     func starts(of file: String, _ bytes: [UInt8]) -> [Int] {
-        lock.withLock {
+        cache.withLock { cache in
             if let known = cache[file] { return known }
             var starts = [0]
             for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(index + 1) }

@@ -1,6 +1,7 @@
 import FCMCore
 import FCMReconcile
 import Foundation
+import Synchronization
 
 /// The progress line for people at a terminal, progress lines for a CI log, and the event stream for machines,
 /// fed by the refresh and apply engines' counters. A terminal gets at most 10 updates a second on one line,
@@ -8,30 +9,35 @@ import Foundation
 /// even when nothing settles, and one when a phase that printed ends: a job that prints nothing for minutes looks
 /// hung and gets cancelled. A phase done within 10 s prints nothing. Under `--format github` a phase's lines are
 /// one collapsible group.
-package final class RunProgress: @unchecked Sendable {
+package final class RunProgress: Sendable {
     package enum Mode: Sendable, Equatable {
         case terminal
         case log(groups: Bool)
         case off
     }
 
-    private let lock = NSLock()
     private let mode: Mode
     private let writeLine: @Sendable (String) -> Void
     private let eventSink: (@Sendable (String) -> Void)?
-    private var phase = ""
-    private var total = 0
-    private var done = 0
-    private var failed = 0
     /// The run's clock: rates and the update interval are measured on it.
     private let clock: any RunClock
-    private var started: Double
-    private var lastUpdate: Double?
-    private var lastLogLine: Double?
-    private var lineShown = false
-    private var logLines = 0
-    private var groupOpen = false
-    private var heartbeat: (any DispatchSourceTimer)?
+
+    /// Where the current phase stands, behind one lock: answers arrive on any thread.
+    private struct Phase {
+        var name = ""
+        var total = 0
+        var done = 0
+        var failed = 0
+        var started: Double
+        var lastUpdate: Double?
+        var lastLogLine: Double?
+        var lineShown = false
+        var logLines = 0
+        var groupOpen = false
+        var heartbeat: (any DispatchSourceTimer)?
+    }
+
+    private let phase: Mutex<Phase>
     /// Seconds between updates on a terminal and between events.
     package static let interval = 0.1
     /// Seconds between lines in a log.
@@ -45,7 +51,7 @@ package final class RunProgress: @unchecked Sendable {
         clock: any RunClock = SystemClock(), now: (@Sendable () -> Date)? = nil
     ) {
         self.clock = clock
-        started = clock.now()
+        phase = Mutex(Phase(started: clock.now()))
         self.now = now ?? { clock.wallTime() }
         self.mode = mode
         self.writeLine = writeLine
@@ -60,15 +66,16 @@ package final class RunProgress: @unchecked Sendable {
     }
 
     package func beginPhase(_ name: String, total: Int) {
-        lock.withLock {
-            phase = name
-            self.total = total
-            done = 0
-            failed = 0
-            started = clock.now()
-            lastUpdate = nil
-            lastLogLine = started
-            logLines = 0
+        let now = clock.now()
+        phase.withLock {
+            $0.name = name
+            $0.total = total
+            $0.done = 0
+            $0.failed = 0
+            $0.started = now
+            $0.lastUpdate = nil
+            $0.lastLogLine = now
+            $0.logLines = 0
         }
         event([("event", .string("phase")), ("phase", .string(name)), ("total", .int(total))])
         update(force: true)
@@ -77,61 +84,66 @@ package final class RunProgress: @unchecked Sendable {
 
     /// Safe from any task: the engines call it as answers arrive.
     @Sendable package func advance(_ count: Int, failed newlyFailed: Int = 0) {
-        lock.withLock {
-            done += count
-            failed += newlyFailed
+        phase.withLock {
+            $0.done += count
+            $0.failed += newlyFailed
         }
         update(force: false)
     }
 
     package func endPhase() {
         update(force: true)
-        lock.withLock {
-            heartbeat?.cancel()
-            heartbeat = nil
-            if lineShown { writeLine("\r\u{1B}[K") }
-            lineShown = false
+        let now = clock.now()
+        phase.withLock { phase in
+            phase.heartbeat?.cancel()
+            phase.heartbeat = nil
+            if phase.lineShown { writeLine("\r\u{1B}[K") }
+            phase.lineShown = false
             // A log hears how a phase it was told about ended, and its group closes.
-            if logLines > 0 {
-                let elapsed = clock.now() - started
-                writeLine(logLine(done: done, total: total, failed: failed, elapsed: elapsed, finished: true) + "\n")
+            if phase.logLines > 0 {
+                writeLine(
+                    Self.logLine(
+                        phase.name, done: phase.done, total: phase.total, failed: phase.failed, elapsed: now - phase.started, finished: true)
+                        + "\n")
             }
-            if groupOpen { writeLine("::endgroup::\n") }
-            groupOpen = false
-            lastLogLine = nil
-            logLines = 0
+            if phase.groupOpen { writeLine("::endgroup::\n") }
+            phase.groupOpen = false
+            phase.lastLogLine = nil
+            phase.logLines = 0
         }
     }
 
     /// In a log, a line every `logInterval` seconds while the phase runs, whether or not anything settled.
     private func startHeartbeat() {
-        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
-        timer.setEventHandler { [weak self] in self?.logIfDue() }
-        lock.withLock {
-            heartbeat?.cancel()
-            heartbeat = timer
+        phase.withLock { phase in
+            phase.heartbeat?.cancel()
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+            timer.setEventHandler { [weak self] in self?.logIfDue() }
+            timer.resume()
+            phase.heartbeat = timer
         }
-        timer.resume()
     }
 
     private func logIfDue() {
-        lock.withLock {
-            guard case .log(let groups) = mode, let last = lastLogLine else { return }
-            let now = clock.now()
-            guard now - last >= Self.logInterval else { return }
-            lastLogLine = now
-            logLines += 1
-            if groups && !groupOpen {
-                writeLine("::group::\(PrintableText.oneLine(phase)) (\(total) operations)\n")
-                groupOpen = true
+        guard case .log(let groups) = mode else { return }
+        let now = clock.now()
+        phase.withLock { phase in
+            guard let last = phase.lastLogLine, now - last >= Self.logInterval else { return }
+            phase.lastLogLine = now
+            phase.logLines += 1
+            if groups && !phase.groupOpen {
+                writeLine("::group::\(PrintableText.oneLine(phase.name)) (\(phase.total) operations)\n")
+                phase.groupOpen = true
             }
-            writeLine(logLine(done: done, total: total, failed: failed, elapsed: now - started, finished: false) + "\n")
+            writeLine(
+                Self.logLine(phase.name, done: phase.done, total: phase.total, failed: phase.failed, elapsed: now - phase.started, finished: false)
+                    + "\n")
         }
     }
 
     /// `Applying: 12000/50000 (24%), 1200/s, 3 failed, about 32 s left [10 s elapsed]`.
-    func logLine(done: Int, total: Int, failed: Int, elapsed: Double, finished: Bool) -> String {
+    static func logLine(_ phase: String, done: Int, total: Int, failed: Int, elapsed: Double, finished: Bool) -> String {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         let percent = total > 0 ? " (\(done * 100 / total)%)" : ""
         let left = !finished && rate > 0 && total > done ? String(format: ", about %.0f s left", Double(total - done) / rate) : ""
@@ -168,20 +180,20 @@ package final class RunProgress: @unchecked Sendable {
     }
 
     private func update(force: Bool) {
-        let snapshot: (phase: String, done: Int, total: Int, elapsed: Double)? = lock.withLock {
-            let now = clock.now()
-            if !force, let lastUpdate, now - lastUpdate < Self.interval { return nil }
-            lastUpdate = now
-            return (phase, done, total, now - started)
+        let now = clock.now()
+        let snapshot: (phase: String, done: Int, total: Int, elapsed: Double)? = phase.withLock { phase in
+            if !force, let lastUpdate = phase.lastUpdate, now - lastUpdate < Self.interval { return nil }
+            phase.lastUpdate = now
+            return (phase.name, phase.done, phase.total, now - phase.started)
         }
         guard let snapshot else { return }
         let rate = snapshot.elapsed > 0 ? Double(snapshot.done) / snapshot.elapsed : 0
         if mode == .terminal {
             let eta = rate > 0 && snapshot.total > snapshot.done ? String(format: ", ETA %.0f s", Double(snapshot.total - snapshot.done) / rate) : ""
             let line = String(format: "%@: %d/%d (%.0f/s%@)", snapshot.phase, snapshot.done, snapshot.total, rate, eta)
-            lock.withLock {
+            phase.withLock {
                 writeLine("\r\u{1B}[K" + line)
-                lineShown = true
+                $0.lineShown = true
             }
         }
         event([
