@@ -10,16 +10,6 @@ import Testing
 /// What a run says is recorded once, as values, where it arises; stderr, the JSON and Markdown error
 /// documents and GitHub annotations are all rendered from those values.
 @Suite struct NoticeSinkTests {
-    final class Captured: @unchecked Sendable {
-        let lock = NSLock()
-        var out = ""
-        var err = ""
-
-        var console: Console {
-            Console(writeOut: { text in self.lock.withLock { self.out += text } }, writeErr: { text in self.lock.withLock { self.err += text } })
-        }
-    }
-
     /// Runs `body` as `plan --format FORMAT` runs its own, and returns what it printed and recorded.
     static func failedPlan(format: String, _ body: @escaping () throws -> Void) async throws -> (Captured, RunRecord) {
         let captured = Captured()

@@ -98,17 +98,6 @@ import Testing
         #expect(names.first as? String == "kiosk-lobby" && names.last is NSNull)
     }
 
-    /// stdout and stderr of a run, as the real console would take them.
-    final class Captured: @unchecked Sendable {
-        let lock = NSLock()
-        var out = ""
-        var err = ""
-
-        var console: Console {
-            Console(writeOut: { text in self.lock.withLock { self.out += text } }, writeErr: { text in self.lock.withLock { self.err += text } })
-        }
-    }
-
     @Test(arguments: ["json", "markdown", "text"])
     func aFailedRunPrintsAnErrorDocumentInItsFormat(format: String) async throws {
         let captured = Captured()
