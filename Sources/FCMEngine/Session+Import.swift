@@ -283,7 +283,11 @@ extension Session {
         guard let loaded = result.loaded else {
             let shown = request.output ?? "the printed YAML"
             let errors = result.diagnostics.filter { $0.severity == .error }
-            let lines = errors.prefix(10).map { "  " + $0.headline.replacingOccurrences(of: file, with: shown) }
+            // The scratch file stands for the output: its diagnostics point at the name the user gave.
+            let lines = errors.prefix(10).map { error in
+                let location = error.location.map { $0.file == file ? SourceLocation(file: shown, line: $0.line, column: $0.column) : $0 }
+                return "  " + Diagnostic(error.severity, error.message, at: location).headline
+            }
             throw EngineFailure(
                 "what import would write does not validate beside the manifests, so nothing was written or recorded:\n"
                     + lines.joined(separator: "\n") + (errors.count > 10 ? "\n  … and \(errors.count - 10) more" : ""))
