@@ -14,7 +14,9 @@ subscriptions), and a pull request that changes 10 of them.
 3. Starts a release fcm-emulator as strict as FCM (unknown registrations are UNREGISTERED) holding only the
    registrations the change touches, subscribed as the state says.
 4. Measures on change/, one step after the other (--steps): `fcmctl validate`, `fcmctl plan
-   --refresh=changed`, `fcmctl apply --refresh=changed --auto-approve` (on a copy of the state).
+   --refresh=changed -out reviewed.plan`, and `fcmctl apply reviewed.plan`, what a pipeline applies on merge
+   (`apply` without a saved plan has no --refresh=changed: it reads every registration from FCM). Plan and
+   apply run on a copy of the generated state, put back before each run.
 
 How each figure is measured:
 - wall: monotonic clock around the process; cpu: user + system from wait4's rusage of the fcmctl process;
@@ -300,7 +302,7 @@ def traced_bytes(command, env, state_path, workdir):
                 call = SYSCALL.match(rest)
                 if call:
                     name, _, path, pending, returned = call.groups()
-                    if pending:
+                    if pending.startswith("<unfinished"):
                         unfinished[pid] = (name, path)
                         continue
                 else:
@@ -460,6 +462,12 @@ def run_steps(args, meta):
     state = os.path.join(args.workdir, "state", "state.json")
     change = os.path.join(args.workdir, "change")
     changed = meta["facts"]["changed"]
+    saved_plan = os.path.join(args.workdir, "reviewed.plan")
+    if os.path.exists(saved_plan):
+        os.remove(saved_plan)
+    # Plan and apply run on a copy of the generated state, put back before each run: apply replaces it.
+    run_state = os.path.join(args.workdir, "run", "state.json")
+    plan_command = [fcmctl(), "plan", "-f", change, "--state", run_state, "--refresh=changed", "--format", "json", "-out", saved_plan]
     steps = {}
     emulator = Emulator()
     try:
@@ -469,18 +477,25 @@ def run_steps(args, meta):
                 command = [fcmctl(), "validate", "-f", change]
                 target_state = None
             elif step == "plan":
-                target_state = state
-                command = [fcmctl(), "plan", "-f", change, "--state", state, "--refresh=changed", "--format", "json"]
+                target_state = run_state
+                command = plan_command
             else:
-                run_dir = os.path.join(args.workdir, "run")
-                target_state = os.path.join(run_dir, "state.json")
-                command = [fcmctl(), "apply", "-f", change, "--state", target_state, "--refresh=changed", "--auto-approve", "--qps", "0"]
+                # What a pipeline applies on merge: the reviewed plan. `apply` without a file has no
+                # --refresh=changed; it reads every registration from FCM (ten million requests here).
+                target_state = run_state
+                if not os.path.exists(saved_plan):
+                    put_back_state(state, run_state)
+                    emulator.seed(changed)
+                    made = measure(plan_command, env=emulator.env, limits=(args.limit_gb, args.timeout_min), stdout_path=os.devnull)
+                    if not os.path.exists(saved_plan):
+                        steps[step] = {"did_not_finish": "no saved plan to apply: " + (made.get("did_not_finish") or made["output"][-500:])}
+                        log(summary_line(step, steps[step]))
+                        continue
+                command = [fcmctl(), "apply", "--state", target_state, "--qps", "0", "--auto-approve", saved_plan]
 
             def reset():
-                if step == "apply":
-                    shutil.rmtree(os.path.join(args.workdir, "run"), ignore_errors=True)
-                    shutil.copytree(os.path.dirname(state), os.path.join(args.workdir, "run"))
                 if step != "validate":
+                    put_back_state(state, run_state)
                     emulator.seed(changed)
 
             reset()
@@ -508,6 +523,11 @@ def run_steps(args, meta):
     return steps
 
 
+def put_back_state(state, run_state):
+    shutil.rmtree(os.path.dirname(run_state), ignore_errors=True)
+    shutil.copytree(os.path.dirname(state), os.path.dirname(run_state))
+
+
 def check_step(step, result, stdout, emulator, changed):
     problems = []
     if step == "validate" and result["exit"] != 0:
@@ -530,6 +550,13 @@ def check_step(step, result, stdout, emulator, changed):
     return problems
 
 
+def size(count):
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:,.2f} {unit}"
+    return f"{count} B"
+
+
 def summary_line(step, result):
     if "did_not_finish" in result:
         return f"{step}: did not finish: {result['did_not_finish']}"
@@ -541,18 +568,18 @@ def print_table(args, meta, steps):
     state = os.path.join(args.workdir, "state", "state.json")
     print(f"\n{args.devices:,} devices, {args.topics_per_device} topics each by label "
           f"({args.devices * args.topics_per_device:,} subscriptions), {args.changed} changed; release build")
-    print(f"device file {os.path.getsize(os.path.join(args.workdir, 'change', 'devices.jsonl')) / 1e6:,.1f} MB, "
-          f"state {os.path.getsize(state) / 1e6:,.1f} MB")
-    print(f"{'step':9} {'exit':>4} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'state read MB':>14} {'state written MB':>17} requests")
+    print(f"device file {size(os.path.getsize(os.path.join(args.workdir, 'change', 'devices.jsonl')))}, "
+          f"state {size(os.path.getsize(state))}; state read and written: strace of a second run of the step")
+    print(f"{'step':9} {'exit':>4} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'state read':>11} {'state written':>14} FCM requests")
     for step, r in steps.items():
         if "did_not_finish" in r:
             print(f"{step:9} did not finish: {r['did_not_finish']}")
             continue
         state_io = (r.get("traced") or {}).get("bytes", {}).get("state", {})
-        read = f"{state_io.get('read', 0) / 1e6:,.1f}" if "traced" in r else "-"
-        written = f"{state_io.get('written', 0) / 1e6:,.1f}" if "traced" in r else "-"
+        read = size(state_io.get("read", 0)) if "traced" in r else "-"
+        written = size(state_io.get("written", 0)) if "traced" in r else "-"
         requests = ", ".join(f"{k} {v}" for k, v in sorted(r.get("requests", {}).items())) or "none"
-        print(f"{step:9} {r['exit']:>4} {r['wall_s']:>9.2f} {r['cpu_s']:>9.2f} {r['peak_rss_mib']:>9,.0f} {read:>14} {written:>17} {requests}")
+        print(f"{step:9} {r['exit']:>4} {r['wall_s']:>9.2f} {r['cpu_s']:>9.2f} {r['peak_rss_mib']:>9,.0f} {read:>11} {written:>14} {requests}")
         for problem in r.get("checks", []):
             print(f"          CHECK FAILED: {problem}")
 
