@@ -574,7 +574,7 @@ def summary_line(step, result):
 def print_table(args, meta, steps):
     state = os.path.join(args.workdir, "state", "state.json")
     print(f"\n{args.devices:,} devices, {args.topics_per_device} topics each by label "
-          f"({args.devices * args.topics_per_device:,} subscriptions), {args.changed} changed; release build")
+          f"({args.devices * args.topics_per_device:,} subscriptions), {args.changed} changed; {os.path.relpath(BUILD, ROOT)}")
     print(f"device file {size(os.path.getsize(os.path.join(args.workdir, 'change', 'devices.jsonl')))}, "
           f"state {size(os.path.getsize(state))}; state read and written: strace of a second run of the step")
     print(f"{'step':9} {'exit':>4} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'state read':>11} {'state written':>14} FCM requests")
@@ -644,7 +644,7 @@ def main():
                 "parameters": {"devices": args.devices, "topics_per_device": args.topics_per_device, "changed": args.changed, "seed": args.seed,
                                "limit_gb": args.limit_gb, "timeout_min": args.timeout_min},
                 "build": BUILD,
-                "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip(),
+                "fcmctl_version": subprocess.run([fcmctl(), "version"], capture_output=True, text=True).stdout.strip(),
                 "device_file_bytes": os.path.getsize(os.path.join(args.workdir, "change", "devices.jsonl")),
                 "state_file_bytes": os.path.getsize(state),
                 "generation_s": meta["generation_s"],
