@@ -101,6 +101,8 @@ let package = Package(
             swiftSettings: codeSettings),
         .executableTarget(
             name: "fcm-emulator", dependencies: ["FCMEmulator"], swiftSettings: codeSettings, linkerSettings: staticRuntime),
+        // Writes the state an apply of a generated fleet leaves, for scripts/bench/ten_million.py; not shipped.
+        .executableTarget(name: "fcm-bench-state", dependencies: ["FCMCore", "FCMState"], swiftSettings: codeSettings),
         .executableTarget(
             name: "fcmctl-multicall", dependencies: ["FCMCommands", "FCMEmulator"], swiftSettings: codeSettings,
             linkerSettings: staticRuntime),
