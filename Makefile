@@ -64,6 +64,7 @@ test:
 	python3 scripts/chaos/kill-apply --signal mixed --trials 2 --seed 3
 	python3 scripts/chaos/journal-cuts --subscriptions 400
 	python3 scripts/fuzz --cases 500 --seed 1
+	FCM_BUILD_DIR=.build/debug python3 scripts/bench/ten_million.py --smoke --no-strace
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
