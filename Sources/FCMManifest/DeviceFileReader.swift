@@ -6,6 +6,9 @@ import Foundation
 /// rotation is then an edit of one line. Every problem is reported at its file, line and column, like YAML's.
 struct DeviceFileReader {
     var diagnostics: [Diagnostic] = []
+    /// Label sets seen so far: an export repeats a few combinations (country, language, tier) over millions of
+    /// devices, and devices with equal labels share one dictionary's storage instead of holding a copy each.
+    private var labelSets = Set<[String: String]>()
 
     enum Format {
         case jsonLines
@@ -95,7 +98,15 @@ struct DeviceFileReader {
         let location = SourceLocation(file: file, line: line, column: column)
         return ManifestDevice(
             name: Self.native(name), registration: Located(Self.native(text), at: location), kind: ids[0].0,
-            labels: Dictionary(uniqueKeysWithValues: labels.map { (Self.native($0.key), Self.native($0.value)) }), location: location)
+            labels: shared(labels), location: location)
+    }
+
+    mutating func shared(_ labels: [String: String]) -> [String: String] {
+        guard !labels.isEmpty else { return [:] }
+        let native = Dictionary(uniqueKeysWithValues: labels.map { (Self.native($0.key), Self.native($0.value)) })
+        if let existing = labelSets.firstIndex(of: native) { return labelSets[existing] }
+        labelSets.insert(native)
+        return native
     }
 
     /// Strings from JSONSerialization are bridged NSStrings, slow to hash and compare for the rest of the
