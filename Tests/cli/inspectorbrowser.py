@@ -6,6 +6,8 @@ import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from fcmharness import ROOT
 
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
@@ -120,3 +122,11 @@ def click(driver, button_id, result_id):
     result = driver.find_element(By.ID, result_id)
     assert result.is_displayed(), f"{button_id} showed no outcome"
     return result.get_attribute("data-state"), result.text
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module that asks for it (imported there by name)."""
+    driver = start_browser()
+    yield driver
+    driver.quit()

@@ -150,8 +150,5 @@ def test_every_action_and_drift_category_outputs_are_byte_identical(emulator, tm
     # status as well as the settled ones.
     emulator.request("PUT", "/emulator/v1/faults", {"error_rates": [{"endpoint": "topics.create", "status": 400, "rate": 1.0, "fcm_error_code": "INVALID_ARGUMENT"}]})
     apply = run(["apply", "--auto-approve", "--format", "json", saved], emulator, env=ENV)
-    assert apply.returncode != 0 and apply.stdout.strip(), apply.stderr
+    assert apply.returncode == 3 and apply.stdout.strip(), apply.stderr  # 3: some operations failed
     check("every-action-apply", apply.stdout, tmp_path, emulator)
-    listing = run(["state", "list", "--format", "json", "--state", str(tmp_path / "state.json")], env=ENV)
-    if listing.returncode == 0 and listing.stdout.strip().startswith(("{", "[")):
-        check("every-action-state-list", listing.stdout, tmp_path, emulator)

@@ -11,20 +11,13 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from fcmharness import Emulator
-from inspectorbrowser import ImageServer, choose, click, open_view, png, shot, start_browser, table_rows, type_into, wait
+from inspectorbrowser import browser, ImageServer, choose, click, open_view, png, shot, table_rows, type_into, wait  # noqa: F401 (browser is a fixture)
 
 PROJECT, SENDER = "acme", "4242"
 PHONE = "actions-phone:APA91b" + "p" * 24
 TABLET = "actions-tablet:APA91b" + "t" * 24
 WATCH = "actions-watch:APA91b" + "w" * 24
 UNKNOWN = "never-registered:APA91b" + "n" * 24
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = start_browser()
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture

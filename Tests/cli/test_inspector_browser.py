@@ -13,7 +13,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from fcmharness import FCMCTL, ROOT, Emulator, run
-from inspectorbrowser import ImageServer, open_view, png, shot, start_browser, table_rows, wait
+from inspectorbrowser import browser, ImageServer, open_view, png, shot, table_rows, wait  # noqa: F401 (browser is a fixture)
 
 QUICKSTART = os.path.join(ROOT, "examples", "quickstart")
 PHONE = "fGw0qy4TGgk:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
@@ -29,13 +29,6 @@ def seeded_emulator():
         env={**os.environ, "FCM_EMULATOR_HOST": emulator.host, "FCMCTL": FCMCTL})
     assert seeded.returncode == 0, seeded.stderr
     return emulator
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = start_browser()
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture

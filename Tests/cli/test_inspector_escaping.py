@@ -8,11 +8,10 @@ does not rely on `window.pwned` alone: it also looks for elements made from the 
 reports, either of which appears as soon as any of it is put on the page as HTML."""
 import json
 
-import pytest
 from selenium.webdriver.common.by import By
 
 from fcmharness import Emulator
-from inspectorbrowser import choose, click, open_view, shot, start_browser, table_rows, type_into, wait
+from inspectorbrowser import browser, choose, click, open_view, shot, table_rows, type_into, wait  # noqa: F401 (browser is a fixture)
 
 IMG = '<img src=x onerror="window.pwned=1">'
 SCRIPT = "<script>window.pwned=2</script>"
@@ -33,13 +32,6 @@ MADE = """
 return [...document.querySelectorAll("#view script, #view b, #view i, #view img:not(.notification-image), [onerror], [onload]")]
   .map((e) => e.outerHTML.slice(0, 80));
 """
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = start_browser()
-    yield driver
-    driver.quit()
 
 
 def assert_inert(driver, where):
