@@ -60,6 +60,14 @@ struct DeviceFileReader {
                 continue
             }
             if trimmed.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            if let line = DeviceLine.parse(trimmed) {
+                if let device = device(
+                    name: line.name, token: line.token, fid: line.fid, labels: line.labels, file: file, line: lineNumber, column: 1)
+                {
+                    devices.append(device)
+                }
+                continue
+            }
             guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed)) as? [String: Any] else {
                 error("this line is not a JSON object: each line of a JSON Lines device file is one device", file, lineNumber)
                 continue
