@@ -16,6 +16,9 @@ package struct ComputedPlan {
     package var refresh: RefreshSummary
     /// Deprecated FCM features this run touches, with the days left.
     package var deprecations: [DeprecationNotice] = []
+    /// Registrations the plan subscribes that were not read from FCM first (`UnreadCreates`): FCM's answer
+    /// to each create says what the read would have.
+    package var unread: Set<Registration> = []
 }
 
 extension Session {
@@ -23,9 +26,11 @@ extension Session {
     /// behind plan, apply and drift.
     /// With the `manifest` as written, every removal gets its cause, and registrations the plan introduces
     /// that FCM does not know refuse the plan (drift passes none: it reports, it does not plan).
+    /// `unreadCreates` (apply without a saved plan): registrations `UnreadCreates.forApply` allows are subscribed
+    /// without a read first.
     package func computePlan(
         _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false,
-        manifest: Manifest? = nil
+        manifest: Manifest? = nil, unreadCreates: Bool = false
     ) async throws -> ComputedPlan {
         var desired = declared
         let snapshot = try await readState(store)
@@ -36,12 +41,20 @@ extension Session {
         if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: world.now()) {
             throw EngineFailure(reason)
         }
-        let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
+        var scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
+        if unreadCreates {
+            scope.leaveUnread(UnreadCreates.forApply(desired: desired, ledger: snapshot.ledger, candidates: scope.registrations))
+        }
         let progress = self.progress
         let refresher = Refresher(service: service, limit: concurrency, executor: executor, progress: { progress.advance($0) })
         notices(
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of "
                 + "\(plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")
+        if !scope.unread.isEmpty {
+            notices(
+                "Not reading \(plural(scope.unread.count, "new registration")) first: nothing this run could remove depends on them, "
+                    + "and FCM's answer to each create says what a read would (a token FCM does not know fails its own create).")
+        }
         var observed: ObservedState
         let started = world.clock.now()
         progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
@@ -98,7 +111,8 @@ extension Session {
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
         for notice in deprecations { notices.warning(settings.verbose ? notice.message : notice.summary) }
         return ComputedPlan(
-            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations)
+            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations,
+            unread: scope.unread)
     }
 
     /// One finding per device whose registration the plan replaces: the rotation, not an anonymous add and remove.
