@@ -402,7 +402,8 @@ package struct Applier: Sendable {
             return
         case .success(let answers):
             outcomes = answers
-            run.report.requestsSucceeded += 1
+            // A request FCM answered "already exists" (v1: one registration) is FCM's no, though the goal holds.
+            if !batch.registrations.allSatisfy({ answers[$0] == .alreadyExists }) { run.report.requestsSucceeded += 1 }
         }
         var done: [Int] = []
         var gone: [Int] = []
