@@ -107,7 +107,9 @@ import Testing
         let before = try await emulator.requestLog().count
         let applied = await CLI.run(["apply", planFile, "--auto-approve"], emulator: emulator)
         #expect(applied.code == 0, "\(applied.stderr)")
-        #expect(applied.stdout.contains("Apply complete: 1 operation done in 1 request, 0 skipped (registration gone), 1 already subscribed"), "\(applied.stdout)")
+        #expect(
+            applied.stdout.contains("Apply complete: 1 operation done in 1 request, 0 skipped (registration gone), 1 already subscribed"),
+            "\(applied.stdout)")
         #expect(applied.stderr.contains("topic/news: \(String(token(2).prefix(6)))…"), "\(applied.stderr)")
         #expect(applied.stderr.contains("was already subscribed (not fcmctl's; not recorded"), "\(applied.stderr)")
         let log = try await emulator.requestLog().dropFirst(before)
