@@ -42,17 +42,34 @@ extension Session {
             throw EngineFailure(reason)
         }
         var scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
-        if unreadCreates {
-            scope.leaveUnread(UnreadCreates.forApply(desired: desired, ledger: snapshot.ledger, candidates: scope.registrations))
-        }
         let progress = self.progress
         let refresher = Refresher(service: service, limit: concurrency, executor: executor, progress: { progress.advance($0) })
+        // One of the registrations left unread is read first: its answer stands for the credentials, the project and
+        // the sender (a refusal there ends the run before anything is sent, as a full refresh would). Unless FCM
+        // knows it, nothing is left unread.
+        var probe: (registration: Registration, status: RegistrationStatus)?
+        if unreadCreates {
+            let skipped = UnreadCreates.forApply(desired: desired, ledger: snapshot.ledger, candidates: scope.registrations)
+            if let first = skipped.min() {
+                let read: ObservedState
+                do {
+                    read = try await Refresher(service: service, limit: concurrency, executor: executor).refresh(groups: [], registrations: [first])
+                } catch {
+                    throw EngineFailure("refreshing the live state failed: \(error). Nothing was changed")
+                }
+                if let status = read.registrations[first], case .active = status {
+                    probe = (first, status)
+                    scope.leaveUnread(skipped)
+                }
+            }
+        }
+        let unread = scope.unread.subtracting(probe.map { [$0.registration] } ?? [])
         notices(
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of "
                 + "\(plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")
-        if !scope.unread.isEmpty {
+        if !unread.isEmpty {
             notices(
-                "Not reading \(plural(scope.unread.count, "new registration")) first: nothing this run could remove depends on them, "
+                "Not reading \(plural(unread.count, "new registration")) first: nothing this run could remove depends on them, "
                     + "and FCM's answer to each create says what a read would (a token FCM does not know fails its own create).")
         }
         var observed: ObservedState
@@ -61,6 +78,7 @@ extension Session {
         do {
             var read = try await refresher.refresh(groups: scope.groups, registrations: scope.registrations)
             if mode == .all { read.checkedGroups = nil }
+            if let probe { read.registrations[probe.registration] = probe.status }
             observed = read
         } catch {
             progress.endPhase()
@@ -112,7 +130,7 @@ extension Session {
         for notice in deprecations { notices.warning(settings.verbose ? notice.message : notice.summary) }
         return ComputedPlan(
             desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations,
-            unread: scope.unread)
+            unread: unread)
     }
 
     /// One finding per device whose registration the plan replaces: the rotation, not an anonymous add and remove.

@@ -34,19 +34,19 @@ import Testing
         try workspace.write(manifest(devices: [1, 2, 3], topics: ["news": [1, 2, 3], "sport": [1]]))
         let first = await fake.run(["apply", "--auto-approve"] + common(workspace))
         #expect(first.code == 0, "\(first.stderr)")
-        #expect(reads(fake) == 0)
-        #expect(first.stderr.contains("Not reading 3 new registrations first"), "\(first.stderr)")
+        #expect(reads(fake) == 1, "one read answers for the credentials and the project")
+        #expect(first.stderr.contains("Not reading 2 new registrations first"), "\(first.stderr)")
         #expect(fake.fcm.topics(of: registration(1)) == ["news", "sport"])
         #expect(try await fake.store(state).read().ledger.managedSubscribers(of: "news") == Set([1, 2, 3].map(registration)))
 
-        // One more device: the three fcmctl knows are read as before, the new one is not.
-        try workspace.write(manifest(devices: [1, 2, 3, 4], topics: ["news": [1, 2, 3, 4], "sport": [1]]))
+        // Two more devices: the three fcmctl knows are read as before, and one of the new ones.
+        try workspace.write(manifest(devices: [1, 2, 3, 4, 5], topics: ["news": [1, 2, 3, 4, 5], "sport": [1]]))
         #expect(await fake.run(["apply", "--auto-approve"] + common(workspace)).code == 0)
-        #expect(reads(fake) == 3)
-        #expect(fake.fcm.topics(of: registration(4)) == ["news"])
+        #expect(reads(fake) == 1 + 3 + 1)
+        #expect(fake.fcm.topics(of: registration(5)) == ["news"])
         // plan, the pull request's check, reads every registration.
         #expect(await fake.run(["plan", "--detailed-exitcode"] + common(workspace)).code == 0)
-        #expect(reads(fake) == 3 + 4)
+        #expect(reads(fake) == 5 + 5)
     }
 
     @Test func aSubscriptionFCMAlreadyHeldIsReportedApartAndNeverRemoved() async throws {
@@ -124,6 +124,20 @@ import Testing
         #expect(reads(fake) == readsBefore + 2, "both tokens read")
         #expect(fake.fcm.mutatingRequests.count == before)
         #expect(fake.fcm.topics(of: Registration(value: working, kind: .token)) == ["alerts", "news"])
+    }
+
+    /// The one registration read first is unknown to FCM: the run reads every registration, as plan does, and
+    /// refuses before anything is sent.
+    @Test func whenTheRegistrationReadFirstIsUnknownEveryOneIsRead() async throws {
+        let fake = FakeWorld()
+        let workspace = try Workspace()
+        fake.fcm.uninstall(registration(1))
+        try workspace.write(manifest(devices: [1, 2, 3], topics: ["news": [1, 2, 3]]))
+        let applied = await fake.run(["apply", "--auto-approve"] + common(workspace))
+        #expect(applied.code == 1, "\(applied.stderr)")
+        #expect(applied.stderr.contains("device k1's registration"), "\(applied.stderr)")
+        #expect(reads(fake) == 1 + 3)
+        #expect(fake.fcm.mutatingRequests.isEmpty)
     }
 
     @Test func anAuthoritativeTopicMakesApplyReadEveryRegistration() async throws {

@@ -96,9 +96,8 @@ def place(relative):
     return re.compile(r"/" + re.escape(relative) + r":\d+:\d+: error: ")
 
 
-def check_refused(team, environment, *expected, place_in=None, validate=True, plan_code=1, merge=True):
-    """Red before any request that changes FCM, with the place and what to do; the working subscriptions stay.
-    `merge=False`: the pull request's checks only (the caller checks the merge job's apply)."""
+def check_refused(team, environment, *expected, place_in=None, validate=True, plan_code=1):
+    """Red before any request that changes FCM, with the place and what to do; the working subscriptions stay."""
     directory = team.path(environment)
     outputs = []
     if validate:
@@ -110,10 +109,9 @@ def check_refused(team, environment, *expected, place_in=None, validate=True, pl
     assert planned.returncode == plan_code, planned.stdout + planned.stderr
     assert "<!-- fcmctl:" in planned.stdout, "the comment is replaced, not left stale"
     outputs.append(planned.stderr)
-    if merge:
-        applied = run(["apply", "--auto-approve", "-f", directory], team.emulator)
-        assert applied.returncode == plan_code, applied.stdout + applied.stderr
-        outputs.append(applied.stderr)
+    applied = run(["apply", "--auto-approve", "-f", directory], team.emulator)
+    assert applied.returncode == plan_code, applied.stdout + applied.stderr
+    outputs.append(applied.stderr)
     assert team.mutations_since(seq) == []
     for output in outputs:
         for text in expected:
@@ -314,23 +312,10 @@ def test_a_damaged_token_is_refused_and_the_working_one_keeps_its_topics(team, b
 
 def test_a_new_device_with_a_token_fcm_never_issued_is_refused(team):
     team.write(PROD_CSV, team.read(PROD_CSV) + "prod-kiosk-nyc-3,pK1nyc0003:APA91bProdKioskNycToken0000003,,kiosk,nyc\n")
-    planned = check_refused(
-        team, "prod", "device prod-kiosk-nyc-3's registration", "is unknown to FCM", place_in=PROD_CSV, validate=False, merge=False)
+    planned = check_refused(team, "prod", "device prod-kiosk-nyc-3's registration", "is unknown to FCM", place_in=PROD_CSV, validate=False)
     # Nothing to change, but never "FCM matches the manifest" while a declared registration is unknown to it.
     assert "FCM matches the manifest" not in planned.stdout
     assert "No changes planned, but FCM does not match the manifest: 1 declared registration is not known to FCM" in planned.stdout
-    # The merge job's apply does not read a device fcmctl never saw when nothing it could remove depends on it:
-    # the new device's own creates fail (exit 3, naming it), and nothing else is sent or removed.
-    seq = team.last_request()
-    applied = run(["apply", "--auto-approve", "--max-removals", "0", "-f", team.path("prod")], team.emulator)
-    assert applied.returncode == 3, applied.stdout + applied.stderr
-    assert "error: topic/industry-tech: subscribe prod-kiosk-nyc-3 (pK1nyc…0003): UNREGISTERED: FCM does not know this registration" in applied.stderr
-    assert "pK1nyc0003:APA91bProdKioskNycToken0000003" not in applied.stdout + applied.stderr
-    sent = team.mutations_since(seq)
-    assert [r["endpoint"] for r in sent] == ["topics.create", "topics.create"], sent
-    assert team.subscriptions() == team.before
-    # Still refused by the next pull request's plan: the failed creates did not make it a registration fcmctl knows.
-    check_refused(team, "prod", "device prod-kiosk-nyc-3's registration", "is unknown to FCM", validate=False, merge=False)
 
 
 # --- devices moving, files deleted, includes dropped -------------------------------------------------------

@@ -1,8 +1,9 @@
 """No read before a create that does not need one (issue 35, point 4), as a pipeline sees it: the real binary
 against the strict emulator, whose stats count every request by endpoint. A first `apply --auto-approve` lists
-no registration's subscriptions; `plan` (the pull request's check) still lists every one; a create FCM answers
-409 is reported apart, in text and JSON, and never recorded as fcmctl's; a saved plan's apply does not re-read
-what it only subscribes."""
+one registration's subscriptions (its answer stands for the credentials and the project), not every one; `plan`
+(the pull request's check) still lists every one; a create FCM answers 409 is reported apart, in text and JSON,
+and never recorded as fcmctl's; a token FCM never issued fails its own creates and nothing else; a saved plan's
+apply does not re-read what it only subscribes."""
 import json
 
 import pytest
@@ -40,12 +41,13 @@ def test_a_first_apply_lists_nothing_and_plan_lists_every_registration(emulator,
     common = ["-f", str(path), "--state", str(tmp_path / "state.json")]
     applied = run(["apply", "--auto-approve"] + common, emulator)
     assert applied.returncode == 0, applied.stderr
-    assert count(emulator, "topics.list") == 0
+    # One read, of the first registration: its answer stands for the credentials, the project and the sender.
+    assert count(emulator, "topics.list") == 1
     assert count(emulator, "topics.create") == 6
-    assert "Not reading 3 new registrations first" in applied.stderr
+    assert "Not reading 2 new registrations first" in applied.stderr
     planned = run(["plan", "--detailed-exitcode"] + common, emulator)
     assert planned.returncode == 0, planned.stdout + planned.stderr
-    assert count(emulator, "topics.list") == 3
+    assert count(emulator, "topics.list") == 1 + 3
 
 
 def test_a_subscription_someone_else_made_is_reported_apart_and_not_recorded(emulator, tmp_path):
@@ -77,14 +79,14 @@ def test_a_subscription_someone_else_made_is_reported_apart_and_not_recorded(emu
 
 
 def test_the_text_summary_counts_already_subscribed_apart(emulator, tmp_path):
-    emulator.subscribe(PROJECT, TOKENS[0], "news")
+    emulator.subscribe(PROJECT, TOKENS[1], "news")
     path = tmp_path / "fcmctl.yaml"
     path.write_text(manifest(1, 2, topics=("news",)))
     applied = run(["apply", "--auto-approve", "-f", str(path), "--state", str(tmp_path / "state.json")], emulator)
     assert applied.returncode == 0, applied.stderr
     assert ("Apply complete: 1 operation done in 1 request, 0 skipped (registration gone), "
             "1 already subscribed (not fcmctl's; not recorded), 0 failed.") in applied.stdout
-    assert "note: topic/news: k1 (k1:APA…0001) was already subscribed (not fcmctl's; not recorded" in applied.stderr
+    assert "note: topic/news: k2 (k2:APA…0002) was already subscribed (not fcmctl's; not recorded" in applied.stderr
 
 
 def test_a_saved_plan_does_not_re_read_what_it_only_subscribes(emulator, tmp_path):
@@ -99,6 +101,27 @@ def test_a_saved_plan_does_not_re_read_what_it_only_subscribes(emulator, tmp_pat
     listed = count(emulator, "topics.list")
     applied = run(["apply", "--auto-approve", saved], emulator)
     assert applied.returncode == 0, applied.stderr
-    assert count(emulator, "topics.list") == listed
-    assert "Not re-reading 2 registrations the plan only subscribes" in applied.stderr
+    assert count(emulator, "topics.list") == listed + 1  # k2, which answers for the credentials and the project
+    assert "Not re-reading 1 registration the plan only subscribes" in applied.stderr
     assert "3 operations done in 3 requests, 0 skipped (registration gone), 1 already subscribed" in applied.stdout
+
+
+def test_a_token_fcm_never_issued_fails_its_own_creates_and_nothing_is_removed(emulator, tmp_path):
+    path = tmp_path / "fcmctl.yaml"
+    path.write_text(manifest(1))
+    common = ["-f", str(path), "--state", str(tmp_path / "state.json")]
+    assert run(["apply", "--auto-approve"] + common, emulator).returncode == 0
+    emulator.uninstall(TOKENS[3])
+    path.write_text(manifest(1, 2, 4))
+    planned = run(["plan"] + common, emulator)
+    assert planned.returncode == 1 and "device k4's registration" in planned.stderr, planned.stderr
+    applied = run(["apply", "--auto-approve", "--max-removals", "0"] + common, emulator)
+    assert applied.returncode == 3, applied.stdout + applied.stderr
+    assert "error: topic/news: subscribe k4 (k4:APA…0004): UNREGISTERED: FCM does not know this registration" in applied.stderr
+    assert "error: topic/sport: subscribe k4 (k4:APA…0004)" in applied.stderr
+    assert TOKENS[3] not in applied.stdout + applied.stderr
+    assert count(emulator, "topics.delete") == 0
+    assert {t["name"] for t in emulator.request("GET", f"/emulator/v1/registrations/{TOKENS[1]}")["topics"]} == {"news", "sport"}
+    # The next pull request's plan still refuses it: a failed create does not make it one fcmctl knows.
+    planned = run(["plan"] + common, emulator)
+    assert planned.returncode == 1 and "device k4's registration" in planned.stderr, planned.stderr
