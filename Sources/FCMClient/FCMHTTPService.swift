@@ -231,8 +231,11 @@ package struct FCMHTTPService: FCMService {
             return .done
         }
         let error = FCMErrorBody(status: response.status, body: response.body)
-        // 409 ALREADY_EXISTS on create means the goal holds; the SDKs count it as success too.
-        if change.action == .subscribe, response.status == 409 || error.code == "ALREADY_EXISTS" { return .done }
+        // 409 ALREADY_EXISTS on create means the goal holds (the SDKs count it as success too); but only when no
+        // earlier attempt went unanswered does it also say the subscription is not this run's work.
+        if change.action == .subscribe, response.status == 409 || error.code == "ALREADY_EXISTS" {
+            return response.earlierAttemptUnanswered ? .done : .alreadyExists
+        }
         if error.meansRegistrationGone { return .registrationGone(reason: error.code) }
         throw wrongProject(error, status: response.status) ?? FCMServiceError(status: response.status, code: error.code, message: error.message)
     }

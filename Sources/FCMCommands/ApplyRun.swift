@@ -48,7 +48,10 @@ struct ApplyRun {
     func apply(_ runTarget: RunTarget, transaction: ApplyTransaction) async throws {
         let session = transaction.session
         var computed = try await session.computePlan(
-            runTarget.desired, service: transaction.service, store: transaction.store, manifest: runTarget.manifest)
+            runTarget.desired, service: transaction.service, store: transaction.store, manifest: runTarget.manifest,
+            // Only where nobody reviews the plan before it is sent (a merge job): a person confirming, or a dry run's
+            // preview, is shown the plan as `plan` makes it, read first.
+            unreadCreates: autoApprove && !dryRun)
         if let refusal = RemovalLimit.refusal(computed.plan, limit: maxRemovals) { computed.plan.refusals.append(refusal) }
         RunRecord.current?.project = computed.desired.project.id
         session.progress.planned(computed.plan)

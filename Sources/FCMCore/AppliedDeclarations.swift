@@ -93,11 +93,16 @@ extension Ledger {
     package mutating func recordApplied(
         _ declared: DesiredState, unsettled: some Sequence<Registration>, unsettledObjects: some Sequence<Address> = [Address]()
     ) {
+        let unsettled = Set(unsettled)
         var next = AppliedDeclarations.of(declared)
         next.forget(unsettled, previous: applied)
         for case .group(let name) in unsettledObjects { next.groups[name] = nil }
         applied = next
-        deviceNames.merge(declared.deviceNames) { _, declared in declared }
+        // A name makes its registration one fcmctl knows: one whose every change failed (a token FCM does not know,
+        // created without a read first) must stay unknown, so the next plan still refuses it before sending.
+        for (registration, name) in declared.deviceNames where !unsettled.contains(registration) || deviceNames[registration] != nil {
+            deviceNames[registration] = name
+        }
     }
 
     /// Devices whose manifest entry now names another registration than the one fcmctl recorded for them:

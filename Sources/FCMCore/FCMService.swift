@@ -22,6 +22,11 @@ package protocol FCMService: Sendable {
 
 package enum SubscriptionOutcome: Hashable, Sendable {
     case done
+    /// A create FCM refused with 409 ALREADY_EXISTS on its first answered attempt: the subscription was there
+    /// before this run asked for it (made by someone else, or by a run whose record is lost), so it is not
+    /// fcmctl's to record. After an attempt that went unanswered the same 409 may describe that attempt's
+    /// work, and the client reports `done` instead.
+    case alreadyExists
     /// The registration is gone (NOT_FOUND / UNREGISTERED / INVALID_ARGUMENT for this sender): drift, not retried.
     case registrationGone(reason: String)
     /// A per-registration failure inside a batch: FCM answered it and made no change (TOO_MANY_TOPICS, or a

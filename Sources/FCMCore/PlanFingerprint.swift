@@ -2,7 +2,9 @@
 /// for each registration a topic change names, whether it is subscribed to that topic or gone. If any of
 /// these moved, the plan is stale. Keyed by the object's address as the plan file writes it.
 package enum PlanFingerprint {
-    package static func facts(of plan: Plan, observed: ObservedState) -> [String: String] {
+    /// `skipping`: registrations left out of every topic's facts (a saved plan's apply does not re-read them:
+    /// `UnreadCreates.forSavedPlan`).
+    package static func facts(of plan: Plan, observed: ObservedState, skipping: Set<Registration> = []) -> [String: String] {
         var facts: [String: String] = [:]
         for group in plan.groups {
             let members = observed.groups[group.name].map { $0.members.map(\.value).sorted().joined(separator: "\n") } ?? "absent"
@@ -10,7 +12,7 @@ package enum PlanFingerprint {
         }
         for topic in plan.topics {
             var lines: [String] = []
-            for registration in Set(topic.added + topic.removed).sorted() {
+            for registration in Set(topic.added + topic.removed).subtracting(skipping).sorted() {
                 let state: String
                 switch observed.registrations[registration] {
                 case .gone?: state = "gone"

@@ -81,7 +81,7 @@ package struct ApplyTransaction {
         let (report, applied) = await Applier(
             service: service, limit: session.concurrency, executor: session.executor, progress: { progress.advance($0) }
         )
-        .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop)
+        .apply(plan, observed: observed, ledger: ledger, journal: journal, lock: lock, stop: stop, unverified: computed.unread)
         deadline?.cancel()
         session.signals.sendingEnded()
         progress.endPhase()
@@ -103,7 +103,14 @@ package struct ApplyTransaction {
         if let declared {
             // A registration FCM called gone when it was to be subscribed was never seen working: it stays out of
             // what the last apply declared, so the next plan checks it again as one the manifest introduces.
-            let unsettled = report.outcomes.filter { if case .gone = $0.status { $0.action == .subscribe } else { true } }
+            // One FCM answered "already exists" is settled: FCM knows it, and it is subscribed.
+            let unsettled = report.outcomes.filter {
+                switch $0.status {
+                case .gone: $0.action == .subscribe
+                case .alreadySubscribed: false
+                default: true
+                }
+            }
             ledger.recordApplied(
                 declared, unsettled: unsettled.flatMap(\.registrations) + observed.unreadable.keys, unsettledObjects: unsettled.map(\.address))
         }

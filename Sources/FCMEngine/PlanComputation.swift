@@ -16,6 +16,9 @@ package struct ComputedPlan {
     package var refresh: RefreshSummary
     /// Deprecated FCM features this run touches, with the days left.
     package var deprecations: [DeprecationNotice] = []
+    /// Registrations the plan subscribes that were not read from FCM first (`UnreadCreates`): FCM's answer
+    /// to each create says what the read would have.
+    package var unread: Set<Registration> = []
 }
 
 extension Session {
@@ -23,9 +26,11 @@ extension Session {
     /// behind plan, apply and drift.
     /// With the `manifest` as written, every removal gets its cause, and registrations the plan introduces
     /// that FCM does not know refuse the plan (drift passes none: it reports, it does not plan).
+    /// `unreadCreates` (apply without a saved plan): registrations `UnreadCreates.forApply` allows are subscribed
+    /// without a read first.
     package func computePlan(
         _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false,
-        manifest: Manifest? = nil
+        manifest: Manifest? = nil, unreadCreates: Bool = false
     ) async throws -> ComputedPlan {
         var desired = declared
         let snapshot = try await readState(store)
@@ -36,18 +41,44 @@ extension Session {
         if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: world.now()) {
             throw EngineFailure(reason)
         }
-        let scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
+        var scope = RefreshScope(desired: desired, ledger: snapshot.ledger, mode: mode, includeLocalGroups: includeLocalGroups)
         let progress = self.progress
         let refresher = Refresher(service: service, limit: concurrency, executor: executor, progress: { progress.advance($0) })
+        // One of the registrations left unread is read first: its answer stands for the credentials, the project and
+        // the sender (a refusal there ends the run before anything is sent, as a full refresh would). Unless FCM
+        // knows it, nothing is left unread.
+        var probe: (registration: Registration, status: RegistrationStatus)?
+        if unreadCreates {
+            let skipped = UnreadCreates.forApply(desired: desired, ledger: snapshot.ledger, candidates: scope.registrations)
+            if let first = skipped.min() {
+                let read: ObservedState
+                do {
+                    read = try await Refresher(service: service, limit: concurrency, executor: executor).refresh(groups: [], registrations: [first])
+                } catch {
+                    throw EngineFailure("refreshing the live state failed: \(error). Nothing was changed")
+                }
+                if let status = read.registrations[first], case .active = status {
+                    probe = (first, status)
+                    scope.leaveUnread(skipped)
+                }
+            }
+        }
+        let unread = scope.unread.subtracting(probe.map { [$0.registration] } ?? [])
         notices(
             "Refreshing \(plural(scope.groups.count, "group")) and the subscriptions of "
                 + "\(plural(scope.registrations.count, "registration"))" + (mode == .changed ? " (--refresh=changed)" : "") + "…")
+        if !unread.isEmpty {
+            notices(
+                "Not reading \(plural(unread.count, "new registration")) first: nothing this run could remove depends on them, "
+                    + "and FCM's answer to each create says what a read would (a token FCM does not know fails its own create).")
+        }
         var observed: ObservedState
         let started = world.clock.now()
         progress.beginPhase("Refreshing", total: scope.groups.count + scope.registrations.count)
         do {
             var read = try await refresher.refresh(groups: scope.groups, registrations: scope.registrations)
             if mode == .all { read.checkedGroups = nil }
+            if let probe { read.registrations[probe.registration] = probe.status }
             observed = read
         } catch {
             progress.endPhase()
@@ -98,7 +129,8 @@ extension Session {
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
         for notice in deprecations { notices.warning(settings.verbose ? notice.message : notice.summary) }
         return ComputedPlan(
-            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations)
+            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations,
+            unread: unread)
     }
 
     /// One finding per device whose registration the plan replaces: the rotation, not an anonymous add and remove.

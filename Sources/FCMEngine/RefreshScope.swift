@@ -4,7 +4,9 @@ import FCMCore
 package struct RefreshScope {
     package let mode: RefreshMode
     package let groups: Set<String>
-    package let registrations: Set<Registration>
+    package private(set) var registrations: Set<Registration>
+    /// Registrations in scope that this run subscribes without reading them first (`UnreadCreates`).
+    package private(set) var unread: Set<Registration> = []
     /// The manifest restricted to what was read: with `changed`, registrations not read are assumed to be as
     /// the last apply left them, so nothing is planned for them.
     package let plannedDesired: DesiredState
@@ -59,6 +61,12 @@ package struct RefreshScope {
         var new = Set<Registration>()
         for group in desired.groups.values { new.formUnion(group.members.subtracting(recorded)) }
         return new
+    }
+
+    /// Leaves `skipped` out of the reads; they stay in what may be planned, as registrations FCM said nothing of.
+    package mutating func leaveUnread(_ skipped: Set<Registration>) {
+        unread = registrations.intersection(skipped)
+        registrations.subtract(unread)
     }
 
     package var summary: RefreshSummary {

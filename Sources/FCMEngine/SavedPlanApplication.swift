@@ -93,16 +93,24 @@ package struct SavedPlanApplication {
         try checkState(snapshot: snapshot, store: store)
         let recorded = try SavedPlanRederivation(application: self).rederive(desired: desired, ledger: snapshot.ledger)
         session.notices("Re-reading what the plan touches: \(plan.groups.count) group(s) and the registrations of \(plan.topics.count) topic(s)…")
+        var unread = UnreadCreates.forSavedPlan(plan, ledger: snapshot.ledger, topicAPI: desired.project.topicAPI)
+        // One of them is re-read all the same: its answer stands for these credentials, the project and the sender.
+        if let first = unread.min() { unread.remove(first) }
+        if !unread.isEmpty {
+            session.notices(
+                "Not re-reading \(plural(unread.count, "registration")) the plan only subscribes to additive topics: FCM's answer to each "
+                    + "create says what a read would (already subscribed by someone else: held, not recorded).")
+        }
         var observed: ObservedState
         do {
             observed = try await Refresher(service: transaction.service, limit: session.concurrency, executor: session.executor).refresh(
-                touchedBy: plan)
+                touchedBy: plan, skipping: unread)
         } catch {
             throw EngineFailure("re-reading FCM failed: \(error). Nothing was sent")
         }
         observed.fillUnreadMembers(from: snapshot.ledger)
-        let expected = PlanFingerprint.facts(of: plan, observed: recorded)
-        let now = PlanFingerprint.facts(of: plan, observed: observed)
+        let expected = PlanFingerprint.facts(of: plan, observed: recorded, skipping: unread)
+        let now = PlanFingerprint.facts(of: plan, observed: observed, skipping: unread)
         let moved = expected.keys.filter { expected[$0] != now[$0] }.sorted()
         if !moved.isEmpty {
             throw EngineFailure(
@@ -122,7 +130,7 @@ package struct SavedPlanApplication {
             groupsRead: observed.groups.count, groupsKnown: observed.groups.count)
         let computed = ComputedPlan(
             desired: forApply, ledger: ledger.aligned(with: observed, desired: forApply, adoptExisting: true), snapshot: snapshot,
-            observed: observed, plan: plan, refresh: refresh)
+            observed: observed, plan: plan, refresh: refresh, unread: unread)
         // A targeted plan leaves other objects as they were: the manifest as a whole was not applied.
         return try await transaction.execute(computed, declared: targeting.isPartial ? nil : desired)
     }

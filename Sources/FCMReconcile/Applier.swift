@@ -30,12 +30,17 @@ package struct Applier: Sendable {
         self.window = max(1, window ?? max(256, limit.maximum))
     }
 
+    /// `unverified`: registrations this run subscribes without having read them from FCM first (see
+    /// `UnreadCreates`). FCM calling one of them unknown is a failure of its create, not drift: nothing ever
+    /// showed it working, so it may be a token cut short or mistyped.
     package func apply(
-        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil, stop: StopSignal? = nil
+        _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, lock: StateLock? = nil, stop: StopSignal? = nil,
+        unverified: Set<Registration> = []
     ) async -> (ApplyReport, Ledger) {
         let output = RunOutput(progress: progress)
         let result = await withTaskExecutorPreference(executor) {
-            await carryOut(plan, observed: observed, ledger: ledger, journal: journal, output: output, lock: lock, stop: stop)
+            await carryOut(
+                plan, observed: observed, ledger: ledger, journal: journal, output: output, lock: lock, stop: stop, unverified: unverified)
         }
         await output.finish()
         return result
@@ -43,9 +48,10 @@ package struct Applier: Sendable {
 
     private func carryOut(
         _ plan: Plan, observed: ObservedState, ledger: Ledger, journal: any StateJournal, output: RunOutput, lock: StateLock?,
-        stop: StopSignal?
+        stop: StopSignal?, unverified: Set<Registration>
     ) async -> (ApplyReport, Ledger) {
         let run = Run(ledger: ledger, journal: journal, output: output, lock: lock, stop: stop)
+        run.unverified = unverified
         let order = Self.order(of: plan, batchSize: service.topicBatchSize)
         for change in order.groups {
             if run.mustStop() {
@@ -205,6 +211,8 @@ package struct Applier: Sendable {
         var failedAdditions = Set<Registration>()
         /// Registrations FCM called gone when subscribing them in this run.
         var goneAdditions = Set<Registration>()
+        /// Registrations subscribed without a read first: FCM calling one unknown fails its create.
+        var unverified = Set<Registration>()
     }
 
     /// `successors`: a rotated device's old registration → its new one; the old stays a member while the new
@@ -394,7 +402,8 @@ package struct Applier: Sendable {
             return
         case .success(let answers):
             outcomes = answers
-            run.report.requestsSucceeded += 1
+            // A request FCM answered "already exists" (v1: one registration) is FCM's no, though the goal holds.
+            if !batch.registrations.allSatisfy({ answers[$0] == .alreadyExists }) { run.report.requestsSucceeded += 1 }
         }
         var done: [Int] = []
         var gone: [Int] = []
@@ -405,6 +414,28 @@ package struct Applier: Sendable {
                 event.apply(to: &run.ledger)
                 done.append(firstID + offset)
                 run.report.completed[address, default: 0] += 1
+            case .alreadyExists where run.ledger.topics[batch.topic]?.contains(registration) == true:
+                // fcmctl's own record says it made this one: it still holds, and stays recorded.
+                done.append(firstID + offset)
+                run.report.completed[address, default: 0] += 1
+            case .alreadyExists:
+                // Someone else's subscription: the goal holds, but fcmctl did not make it and must never remove it,
+                // so it is not recorded. The journal closes the intent as settled with no record (`gone`), which is
+                // what a replay must do with it too.
+                event.applyGone(to: &run.ledger)
+                gone.append(firstID + offset)
+                run.report.outcomes.append(
+                    OperationOutcome(address: address, action: batch.action.operation, registrations: [registration], status: .alreadySubscribed))
+            case .registrationGone(let reason) where batch.action == .subscribe && run.unverified.contains(registration):
+                event.applyGone(to: &run.ledger)
+                gone.append(firstID + offset)
+                run.goneAdditions.insert(registration)
+                run.failedAdditions.insert(registration)
+                run.output.fail(1)
+                run.report.outcomes.append(
+                    OperationOutcome(
+                        address: address, action: batch.action.operation, registrations: [registration],
+                        status: .failed(code: reason, message: Self.unverifiedGone, retryable: false)))
             case .registrationGone(let reason):
                 event.applyGone(to: &run.ledger)
                 gone.append(firstID + offset)
@@ -434,6 +465,10 @@ package struct Applier: Sendable {
         run.completed(done, gone: false)
         run.completed(gone, gone: true)
     }
+
+    static let unverifiedGone =
+        "FCM does not know this registration, which was not read before this create: a token cut short or mistyped, or an app "
+        + "uninstalled since? Nothing else was changed for it; correct the manifest, or run plan, which reads it first"
 
     static func batchRefusal(_ code: String) -> String {
         code == "PERMISSION_DENIED"

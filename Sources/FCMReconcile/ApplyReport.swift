@@ -5,6 +5,8 @@ import FCMCore
 package enum OperationStatus: String, CaseIterable, Sendable, CustomStringConvertible {
     case done
     case gone
+    /// A create FCM answered "already exists": the subscription holds, but it is not fcmctl's, so it is not recorded.
+    case alreadySubscribed = "already_subscribed"
     case failed
     case notAttempted = "not_attempted"
 
@@ -17,6 +19,9 @@ package struct OperationOutcome: Sendable, Hashable {
     package enum Status: Sendable, Hashable {
         /// FCM no longer knows the registration (uninstalled, expired): drift, with a suggestion.
         case gone(reason: String)
+        /// FCM already held the subscription the create asked for (409 ALREADY_EXISTS on the first answer): the
+        /// goal holds, but someone else made it, so fcmctl does not record it and will never remove it.
+        case alreadySubscribed
         case failed(code: String, message: String, retryable: Bool)
         /// Never sent: the run stopped, or an earlier step it depended on failed.
         case notAttempted(reason: String)
@@ -24,6 +29,7 @@ package struct OperationOutcome: Sendable, Hashable {
         package var kind: OperationStatus {
             switch self {
             case .gone: .gone
+            case .alreadySubscribed: .alreadySubscribed
             case .failed: .failed
             case .notAttempted: .notAttempted
             }
@@ -55,6 +61,10 @@ package struct ApplyReport: Sendable {
 
     package var failures: [OperationOutcome] { outcomes.filter { if case .failed = $0.status { true } else { false } } }
     package var gone: [OperationOutcome] { outcomes.filter { if case .gone = $0.status { true } else { false } } }
+    /// Creates FCM answered "already exists": held, not recorded (counted apart from `operationsDone`).
+    package var alreadySubscribed: Int {
+        outcomes.reduce(0) { if case .alreadySubscribed = $1.status { $0 + $1.registrations.count } else { $0 } }
+    }
     package var notAttempted: Int {
         outcomes.reduce(0) { if case .notAttempted = $1.status { $0 + $1.registrations.count } else { $0 } }
     }

@@ -24,15 +24,15 @@ package struct Refresher: Sendable {
         self.executor = executor
     }
 
-    /// Only what `plan` touches: its groups and the registrations its topic changes name. What a saved
-    /// plan re-reads before it runs.
-    package func refresh(touchedBy plan: Plan) async throws -> ObservedState {
+    /// Only what `plan` touches: its groups and the registrations its topic changes name, but `skipping`. What a
+    /// saved plan re-reads before it runs.
+    package func refresh(touchedBy plan: Plan, skipping: Set<Registration> = []) async throws -> ObservedState {
         var registrations = Set<Registration>()
         for topic in plan.topics {
             registrations.formUnion(topic.added)
             registrations.formUnion(topic.removed)
         }
-        return try await refresh(groups: Set(plan.groups.map(\.name)), registrations: registrations)
+        return try await refresh(groups: Set(plan.groups.map(\.name)), registrations: registrations.subtracting(skipping))
     }
 
     /// Reads exactly these groups and registrations; `checkedGroups` says which groups were looked up.

@@ -2,7 +2,7 @@ import FCMCore
 import Synchronization
 
 /// FCM in memory, following the wire reference's rules (groups of 1...20 that vanish when emptied, a new
-/// key on every read, 409-free idempotent subscriptions, gone registrations) so that every command can run
+/// key on every read, "already exists" for a subscription held before on the v1 API, gone registrations) so that every command can run
 /// in-process against it. The contract suite holds it to the same behaviour as fcm-emulator.
 package final class InMemoryFCMService: FCMService, Sendable {
     package struct Request: Hashable, Sendable {
@@ -19,6 +19,8 @@ package final class InMemoryFCMService: FCMService, Sendable {
         var failingSubscribes: [String: (Set<Registration>, FCMServiceError)] = [:]
         var keyCounter = 0
         var log: [Request] = []
+        /// The v1 API answers a create of a held subscription 409 ALREADY_EXISTS; IID's batchAdd says nothing.
+        var answersAlreadyExists = true
 
         mutating func record(_ method: String, _ what: String) { log.append(Request(method: method, what: what)) }
 
@@ -30,6 +32,7 @@ package final class InMemoryFCMService: FCMService, Sendable {
             switch change.action {
             case .subscribe:
                 var current = topics[change.registration] ?? []
+                if current.contains(change.topic), answersAlreadyExists { return .alreadyExists }
                 if !current.contains(change.topic), current.count >= 2000 { return .failed(code: "TOO_MANY_TOPICS") }
                 current.insert(change.topic)
                 topics[change.registration] = current
@@ -48,6 +51,7 @@ package final class InMemoryFCMService: FCMService, Sendable {
     package init(topicBatchSize: Int = 1, exportsMembers: Bool = false) {
         self.topicBatchSize = topicBatchSize
         self.exportsMembers = exportsMembers
+        memory.withLock { $0.answersAlreadyExists = topicBatchSize == 1 }
     }
 
     // MARK: What tests set up and look at

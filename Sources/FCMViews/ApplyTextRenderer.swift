@@ -35,6 +35,8 @@ package struct ApplyTextRenderer {
             switch outcome.status {
             case .gone(let reason):
                 err.append(.warning("\(outcome.address): \(who) is no longer registered (\(reason)); it was skipped: remove it from the manifest"))
+            case .alreadySubscribed:
+                err.append(Diagnostic(.note, "\(outcome.address): \(who) \(Self.alreadySubscribed)"))
             case .failed(let code, let message, let retryable):
                 err.append(
                     .error(
@@ -48,7 +50,7 @@ package struct ApplyTextRenderer {
             err.append(
                 Diagnostic(
                     .note,
-                    "… and \(ordered.count - outcomesListed) more skipped, failed or not attempted operations; "
+                    "… and \(ordered.count - outcomesListed) more skipped, already subscribed, failed or not attempted operations; "
                         + "--json-into FILE or --format json lists every one"))
         }
         if let stopped = report.stopped {
@@ -56,6 +58,9 @@ package struct ApplyTextRenderer {
         }
         return (out, err)
     }
+
+    /// What a create FCM answered "already exists" means for fcmctl's records.
+    package static let alreadySubscribed = "was already subscribed (not fcmctl's; not recorded, so fcmctl will never remove it)"
 
     /// A problem as its stderr line: `error: …`, `warning: …`, `note: …`.
     package static func line(_ problem: Diagnostic) -> String { "\(problem.severity.rawValue): \(PrintableText.lines(problem.message))" }
@@ -75,7 +80,9 @@ package struct ApplyTextRenderer {
         let ending = report.stopRequested ? "interrupted" : report.succeeded ? "complete" : "finished with failures"
         return
             "Apply \(ending): \(report.operationsDone) operation\(report.operationsDone == 1 ? "" : "s") done "
-            + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), \(failed) failed"
+            + "in \(report.requestsSucceeded) request\(report.requestsSucceeded == 1 ? "" : "s"), \(gone) skipped (registration gone), "
+            + (report.alreadySubscribed > 0 ? "\(report.alreadySubscribed) already subscribed (not fcmctl's; not recorded), " : "")
+            + "\(failed) failed"
             + (report.stopRequested ? ", \(report.notAttempted) not attempted (re-run to continue)." : ".")
             + (report.unsettled > 0
                 ? " \(report.unsettled) of the failed may have happened (no answer said): they stay pending in the state until the next plan reads FCM."

@@ -15,6 +15,8 @@ extension DocumentJSON {
         switch outcome.status {
         case .gone(let reason):
             fields.append(("reason", .string(reason)))
+        case .alreadySubscribed:
+            fields.append(("reason", .string(ApplyTextRenderer.alreadySubscribed)))
         case .failed(let code, let message, let retryable):
             fields += [
                 ("code", .string(code)), ("reason", .string(SourceExcerptRedaction.redact(message, redactor))),
@@ -37,16 +39,18 @@ extension DocumentJSON {
             + [("deprecations", deprecations(notices))]
         if let report {
             let failed = report.failures.reduce(0) { $0 + $1.registrations.count }
+            var result: [(String, JSONTree)] = [
+                ("succeeded", .bool(report.succeeded)), ("operations_done", .int(report.operationsDone)),
+                ("requests", .int(report.requestsSucceeded)), ("skipped_gone", .int(report.gone.reduce(0) { $0 + $1.registrations.count })),
+            ]
+            // Only when there are any: a document of an apply without them stays as it always was.
+            if report.alreadySubscribed > 0 { result.append(("already_subscribed", .int(report.alreadySubscribed))) }
+            result += [
+                ("failed", .int(failed)), ("unsettled", .int(report.unsettled)), ("not_attempted", .int(report.notAttempted)),
+                ("stopped", .optional(report.stopped)),
+            ]
             fields += [
-                (
-                    "result",
-                    .object([
-                        ("succeeded", .bool(report.succeeded)), ("operations_done", .int(report.operationsDone)),
-                        ("requests", .int(report.requestsSucceeded)), ("skipped_gone", .int(report.gone.reduce(0) { $0 + $1.registrations.count })),
-                        ("failed", .int(failed)), ("unsettled", .int(report.unsettled)), ("not_attempted", .int(report.notAttempted)),
-                        ("stopped", .optional(report.stopped)),
-                    ])
-                ),
+                ("result", .object(result)),
                 (
                     "completed",
                     .array(

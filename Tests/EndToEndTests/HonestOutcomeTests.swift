@@ -78,7 +78,10 @@ import Testing
         let broken = token(7, prefix: "broken")
         let emulator = try await InProcessEmulator(arguments: ["--fail-registration", "\(broken)=500"])
         let workspace = try Workspace()
-        try workspace.write("project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(broken)\"]\n")
+        // The authoritative topic makes apply read every registration first, as plan does (`UnreadCreates`).
+        try workspace.write(
+            "project: {id: p, senderId: \"42\"}\ntopics:\n  news: [\"\(token(1))\", \"\(token(2))\", \"\(broken)\"]\n"
+                + "  all:\n    ownership: authoritative\n    members: [\"\(token(1))\"]\n")
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let plan = await CLI.run(["plan"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
         #expect(plan.code == 1, "\(plan.stderr)")
@@ -89,7 +92,7 @@ import Testing
             ["apply", "--auto-approve", "--skip-unreadable"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))
         #expect(apply.code == 0, "\(apply.stderr)")
         #expect(apply.stderr.contains("warning: 1 registration could not be read"), "\(apply.stderr)")
-        #expect(try await emulator.topics(of: token(1)) == ["news"])
+        #expect(try await emulator.topics(of: token(1)) == ["all", "news"])
         #expect(try await emulator.topics(of: token(2)) == ["news"])
         // Nothing left to change, but one registration still unread: no output may say that FCM matches.
         let again = await CLI.run(["plan"] + common, emulator: emulator, clock: ManualClock(wallStart: Date()))

@@ -55,13 +55,14 @@ import Testing
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         try workspace.write(manifest(news: [1], group: [3]))
         #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
-        try workspace.write(manifest(news: [1, 2], group: [3, 5]))
+        try workspace.write(manifest(news: [2], group: [3, 5]))
         let planFile = workspace.url.appendingPathComponent("pr.plan").path
         #expect(try await CLI.runBinary(["plan", "-out", planFile] + common, environment: env).code == 0)
 
-        // Someone subscribes token 2 to news by hand: the plan's assumption about topic/news no longer holds.
-        let encoded = token(2).replacingOccurrences(of: ":", with: "%3A")
-        #expect(try await emulator.admin("POST", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions?topicName=news", json: "{}").0 == 200)
+        // Someone unsubscribes token 1 from news by hand: the plan's removal of it no longer holds. (What a removal
+        // depends on is re-read; a plain new subscription is not: see the next test.)
+        let encoded = token(1).replacingOccurrences(of: ":", with: "%3A")
+        #expect(try await emulator.admin("DELETE", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions/news?allowMissing=true").0 == 200)
         var before = try await emulator.requestLog().count
         let stale = try await CLI.runBinary(["apply", planFile, "--auto-approve"], environment: env)
         #expect(stale.code == 5, "\(stale.stderr)")
@@ -69,7 +70,7 @@ import Testing
         #expect(try await mutations(emulator, after: before).isEmpty)
 
         // Another apply in between: the state moved.
-        #expect(try await emulator.admin("DELETE", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions/news?allowMissing=true").0 == 200)
+        #expect(try await emulator.admin("POST", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions?topicName=news", json: "{}").0 == 200)
         let second = workspace.url.appendingPathComponent("second.plan").path
         #expect(try await CLI.runBinary(["plan", "-out", second] + common, environment: env).code == 0)
         #expect(try await CLI.runBinary(["apply", "--auto-approve"] + common, environment: env).code == 0)
@@ -86,6 +87,42 @@ import Testing
         try workspace.write(manifest(news: [1, 6], group: [3]))
         let edited = try await CLI.runBinary(["apply", third, "--auto-approve"], environment: env)
         #expect(edited.code == 5 && edited.stderr.contains("the manifest \(workspace.manifestPath) changed"), "\(edited.stderr)")
+    }
+
+    /// An app subscribes a registration itself between review and merge. The apply does not re-read it (the
+    /// reviewed plan only subscribes it, in an additive topic, and the state records nothing of it there): FCM's 409
+    /// to the create says the same, and the subscription is held without being recorded as fcmctl's.
+    @Test func aSubscriptionSomeoneElseMadeSinceThePlanIsHeldAndNotRecorded() async throws {
+        let emulator = try await InProcessEmulator()
+        let workspace = try Workspace()
+        let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
+        try workspace.write(manifest(news: [1], group: [3]))
+        #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
+        try workspace.write(manifest(news: [1, 2, 4], group: [3]))
+        let planFile = workspace.url.appendingPathComponent("pr.plan").path
+        #expect(await CLI.run(["plan", "-out", planFile] + common, emulator: emulator).code == 0)
+
+        let encoded = token(4).replacingOccurrences(of: ":", with: "%3A")
+        #expect(try await emulator.admin("POST", "/v1/projects/p/registrations/\(encoded)/topicSubscriptions?topicName=news", json: "{}").0 == 200)
+        let before = try await emulator.requestLog().count
+        let applied = await CLI.run(["apply", planFile, "--auto-approve"], emulator: emulator)
+        #expect(applied.code == 0, "\(applied.stderr)")
+        #expect(
+            applied.stdout.contains("Apply complete: 1 operation done in 1 request, 0 skipped (registration gone), 1 already subscribed"),
+            "\(applied.stdout)")
+        #expect(applied.stderr.contains("topic/news: \(String(token(4).prefix(6)))…"), "\(applied.stderr)")
+        #expect(applied.stderr.contains("was already subscribed (not fcmctl's; not recorded"), "\(applied.stderr)")
+        let log = try await emulator.requestLog().dropFirst(before)
+        // One of the two is re-read (it answers for the credentials and the project), the other is not.
+        #expect(log.filter { $0["endpoint"] as? String == "topics.list" }.count == 1)
+        #expect(log.filter { $0["endpoint"] as? String == "topics.create" }.count == 2)
+        #expect(try await emulator.topics(of: token(2)) == ["news"])
+
+        // Not fcmctl's: leaving the manifest removes fcmctl's own subscription of token 2, never the app's of token 4.
+        try workspace.write(manifest(news: [1], group: [3]))
+        #expect(await CLI.run(["apply", "--auto-approve"] + common, emulator: emulator).code == 0)
+        #expect(try await emulator.topics(of: token(4)) == ["news"])
+        #expect(try await emulator.topics(of: token(2)) == [])
     }
 
     @Test func plansOfAnotherLineageOrANewerFormatAreRefused() async throws {

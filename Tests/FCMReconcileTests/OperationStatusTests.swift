@@ -7,14 +7,14 @@ import Testing
 /// the words the golden apply documents (made before the enum) hold.
 @Suite struct OperationStatusTests {
     @Test func statusWordsAreTheDocumentedOnes() {
-        #expect(OperationStatus.allCases.map(\.rawValue) == ["done", "gone", "failed", "not_attempted"])
+        #expect(OperationStatus.allCases.map(\.rawValue) == ["done", "gone", "already_subscribed", "failed", "not_attempted"])
         for status in OperationStatus.allCases { #expect(OperationStatus(rawValue: status.rawValue) == status) }
     }
 
     @Test func everyOutcomeHasTheStatusOfItsKind() {
         let statuses: [(OperationOutcome.Status, OperationStatus)] = [
             (.gone(reason: "UNREGISTERED"), .gone), (.failed(code: "INTERNAL", message: "x", retryable: true), .failed),
-            (.notAttempted(reason: "stopped"), .notAttempted),
+            (.notAttempted(reason: "stopped"), .notAttempted), (.alreadySubscribed, .alreadySubscribed),
         ]
         for (status, kind) in statuses { #expect(status.kind == kind) }
     }

@@ -14,9 +14,9 @@ from fcmharness import FCMCTL, Emulator, run
 PROJECT = "terminal-demo"
 
 
-def manifest(count):
+def manifest(count, ownership="additive"):
     members = "".join(f'      - "tty-{i:04d}:APA91b{"t" * 30}"\n' for i in range(count))
-    return f'project: {{id: {PROJECT}, senderId: "99"}}\ntopics:\n  news:\n    members:\n{members}'
+    return f'project: {{id: {PROJECT}, senderId: "99"}}\ntopics:\n  news:\n    ownership: {ownership}\n    members:\n{members}'
 
 
 def wait_for(path, seconds=120):
@@ -61,7 +61,9 @@ def slow_emulator():
 
 def test_progress_and_colour_on_a_terminal_only(tmp_path, slow_emulator):
     path = tmp_path / "fcmctl.yaml"
-    path.write_text(manifest(300))
+    # Authoritative: apply then reads every registration first, so both phases show (an additive topic's new
+    # registrations are created without a read).
+    path.write_text(manifest(300, ownership="authoritative"))
     args = ["apply", "--auto-approve", "-f", str(path), "--state", str(tmp_path / "s.json"), "--parallelism", "4"]
     env = {"FCM_EMULATOR_HOST": slow_emulator.host}
     started = time.monotonic()

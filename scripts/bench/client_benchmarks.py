@@ -5,6 +5,7 @@
            3,000/s quota: duration of the apply phase, share of the quota, share of requests answered 429.
   sdk      1,000, 20,000 and 100,000 changes (--sizes), no latency, no quota, side by side with the official
            firebase-admin Python SDK's subscribe_to_topic: wall-clock and CPU time of each client process.
+           --topics-per-device N (default 10) sets the fleet's shape for sdk and cpu: N topics per device, 1 for one.
   refresh  `fcmctl plan` reading the subscriptions of 100,000 registrations (v1 list), 50 ms latency. With
            --compare OTHER_FCMCTL, that build too, alternating, --runs of each: the median of each.
   wall     the same changes with --qps 100000 against the 3,000/s quota (50 ms): failed operations, share of 429s.
@@ -207,9 +208,17 @@ print("failures", failures)
 """
 
 
-def sdk_run(args, devices):
+def fleet_for(args, size):
+    """The fleet of `size` changes: --topics-per-device topics each (10 sites, one topic per site and slot)."""
+    per_device = args.topics_per_device
+    devices = size // per_device
+    suffix = "" if per_device == 10 else f"-{per_device}t"
+    return generate(f"/tmp/fcmctl-bench-sdk-{devices}{suffix}", devices, 10, per_device), devices
+
+
+def sdk_run(args, size):
     """One size: fcmctl apply and firebase-admin's subscribe_to_topic, each on its own fresh emulator."""
-    fleet = generate(f"/tmp/fcmctl-bench-sdk-{devices}", devices, 10, 10)
+    fleet, devices = fleet_for(args, size)
     # The same (token, topic) pairs fcmctl applies, read back from the generated files.
     import yaml
     tokens, topics = {}, {}
@@ -246,11 +255,11 @@ def sdk(args):
     process, at each size, in one run."""
     print(f"sdk: {'changes':>8} | {'fcmctl wall':>11} {'CPU':>7} {'us/chg':>7} | {'SDK wall':>9} {'CPU':>8} {'us/chg':>7} | {'wall x':>7} {'CPU x':>6}")
     for size in args.sizes or [1_000, 20_000, 100_000]:
-        changes, f_wall, f_cpu, s_wall, s_cpu = sdk_run(args, size // 10)
+        changes, f_wall, f_cpu, s_wall, s_cpu = sdk_run(args, size)
         print(f"sdk: {changes:>8} | {f_wall:10.2f}s {f_cpu:6.2f}s {f_cpu / changes * 1e6:7.1f} | {s_wall:8.2f}s {s_cpu:7.2f}s "
               f"{s_cpu / changes * 1e6:7.1f} | {s_wall / f_wall:6.1f}x {s_cpu / f_cpu:5.1f}x", flush=True)
     print("sdk: targets: faster wall time and >= 20x less CPU per change at every size (firebase-admin "
-          f"{firebase_admin_version()}, --parallelism {args.parallelism}, no latency, no quota)")
+          f"{firebase_admin_version()}, --parallelism {args.parallelism}, {args.topics_per_device} topics per device, no latency, no quota)")
 
 
 def firebase_admin_version():
@@ -301,7 +310,7 @@ def cpu(args):
 
 
 def cpu_size(args, size):
-    fleet = generate(f"/tmp/fcmctl-bench-sdk-{size // 10}", size // 10, 10, 10)
+    fleet, _ = fleet_for(args, size)
     compared = args.compare or (FCMCTL if args.compare_env else None)
     extra = dict(setting.split("=", 1) for setting in args.compare_env)
     binaries = [("this build", FCMCTL, {})] + ([("compared", compared, extra)] if compared else [])
@@ -344,6 +353,8 @@ def main():
                         help="environment of the compared `cpu` run (this build unless --compare)")
     parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
                         help="changes per `sdk` or `cpu` run, comma-separated (multiples of 10; sdk: 1000,20000,100000, cpu: 100000)")
+    parser.add_argument("--topics-per-device", type=int, default=10,
+                        help="sdk and cpu: topics each device is declared in (default 10; 1 gives one topic per device)")
     args = parser.parse_args()
     if args.build_dir:
         global FCMCTL, EMULATOR
