@@ -19,7 +19,8 @@ package final class GCSStateStore: ManagedStateStore {
     package init(
         storage: any ObjectStorage, prefix: String, lease: TimeInterval = 30, identity: ProcessIdentity = .current(), version: String = "",
         warn: @escaping @Sendable (String) -> Void = { _ in }, clock: any RunClock = SystemClock(),
-        pollInterval: Duration = .milliseconds(500), renewsInBackground: Bool = true
+        pollInterval: Duration = .milliseconds(500), renewsInBackground: Bool = true,
+        policy: ShardPolicy = .standard
     ) {
         var prefix = prefix
         while prefix.hasSuffix("/") { prefix.removeLast() }
@@ -31,7 +32,7 @@ package final class GCSStateStore: ManagedStateStore {
         manager = StateManager(
             storage: storage, layout: layout, displayName: "\(bucket)/\(prefix)",
             journalDisplayName: "the journal segments \(bucket)/\(base)journal/*", lease: lease, identity: identity, version: version,
-            clock: clock, warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground)
+            clock: clock, warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground, policy: policy)
     }
 
     var stateObject: String { manager.layout.state }

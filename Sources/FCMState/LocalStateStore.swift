@@ -17,7 +17,8 @@ package final class LocalStateStore: ManagedStateStore {
     package init(
         path: String, lease: TimeInterval = 30, identity: ProcessIdentity = .current(), version: String = "",
         warn: @escaping @Sendable (String) -> Void = { _ in }, clock: any RunClock = SystemClock(),
-        pollInterval: Duration = .milliseconds(250), renewsInBackground: Bool = true
+        pollInterval: Duration = .milliseconds(250), renewsInBackground: Bool = true,
+        policy: ShardPolicy = .standard
     ) {
         self.path = path
         let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -30,7 +31,7 @@ package final class LocalStateStore: ManagedStateStore {
         manager = StateManager(
             storage: FileObjectStorage(directory: PathText.directory(of: path), kinds: kinds, clock: clock), layout: layout,
             displayName: path, journalDisplayName: path + ".journal", lease: lease, identity: identity, version: version, clock: clock,
-            warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground)
+            warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground, policy: policy)
     }
 
     package var journalPath: String { path + ".journal" }
