@@ -11,9 +11,13 @@ extension StateManager {
         String(layout.state.dropLast(stateName.count)) + relative
     }
 
-    /// How many shard objects are read or written at once: a bucket answers each in tens of milliseconds, and
-    /// a state first written sharded has hundreds of them.
-    static let shardWindow = 16
+    /// How many shard objects are written at once: a bucket answers each in tens of milliseconds, and a state
+    /// first written sharded has hundreds of them. A directory gains nothing: each of its writes takes the
+    /// directory's flock.
+    var shardWindow: Int { layout.medium == .bucket ? 16 : 1 }
+
+    /// Shards read at once, on every medium: reads take no lock, and their decoding uses every core.
+    static let readWindow = 16
 
     /// What a write of the state did: the generation of the object the next write is conditional on, and the
     /// shard objects the replaced index named that the new one does not (to remove once the write is recorded).
@@ -42,7 +46,10 @@ extension StateManager {
         let oldObjects = old.map { Set($0.shards.map(\.object)) } ?? []
         var bits = old?.bits ?? policy.estimatedBits(for: ledger)
         var fragments = encode(ledger, bits: bits, mergedRuns: mergedRuns)
-        let total = fragments.reduce(0) { $0 + $1.count }
+        // What the records take, without what every fragment repeats (its header and checksum): else a state
+        // cut into many shards would look bigger than it is, and be cut into more.
+        let overhead = bits == 0 ? 0 : StateFileFormat.encode(Ledger(lineage: ledger.lineage, serial: 0)).count
+        let total = fragments.reduce(0) { $0 + max(0, $1.count - overhead) }
         if !policy.keeps(bits: bits, total: total) {
             let better = policy.bits(forTotal: total)
             if better != bits {
@@ -65,7 +72,7 @@ extension StateManager {
         }
         fragments = []
         let storage = self.storage
-        try await Self.concurrently(puts, width: Self.shardWindow) { put in
+        try await Self.concurrently(puts, width: shardWindow) { put in
             _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
         } collect: { _ in }
         let index = ShardIndex(
@@ -118,7 +125,7 @@ extension StateManager {
         let layout = self.layout
         let prefix = String(layout.state.dropLast(stateName.count))
         do {
-            try await Self.concurrently(index.shards, width: Self.shardWindow) { entry -> Ledger in
+            try await Self.concurrently(index.shards, width: Self.readWindow) { entry -> Ledger in
                 let name = prefix + entry.object
                 let shown = layout.locate(name)
                 guard let object = try await storage.get(name) else { throw MissingShard(object: shown) }

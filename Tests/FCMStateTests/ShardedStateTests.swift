@@ -55,14 +55,14 @@ import Testing
         ledger.recordSubscription(Registration(value: "fixed-token", kind: .token), topic: "news")
         ledger.recordGroup("fixed-group", members: [Registration(value: "fixed-token", kind: .token)])
         let parts = StateShards.split(ledger, bits: 8)
-        #expect(parts.firstIndex { !$0.topics.isEmpty } == 71)
-        #expect(parts.firstIndex { !$0.groups.isEmpty } == 224)
+        #expect(parts.firstIndex { !$0.topics.isEmpty } == 83)
+        #expect(parts.firstIndex { !$0.groups.isEmpty } == 151)
     }
 
     @Test func theShardCountFollowsTheSize() {
         let policy = ShardPolicy(targetBytes: 1000)
         #expect(policy.bits(forTotal: 2000) == 0 && policy.keeps(bits: 0, total: 2000) && !policy.keeps(bits: 0, total: 2001))
-        #expect(policy.bits(forTotal: 2001) == 2 && policy.bits(forTotal: 1_000_000) == 10)
+        #expect(policy.bits(forTotal: 2001) == 1 && policy.bits(forTotal: 1_000_000) == 10)
         // Kept while shards stay within a quarter and four times the target, so a few writes do not re-cut.
         #expect(policy.keeps(bits: 10, total: 300_000) && policy.keeps(bits: 10, total: 4_000_000))
         #expect(!policy.keeps(bits: 10, total: 200_000) && !policy.keeps(bits: 10, total: 5_000_000))
