@@ -148,7 +148,9 @@ package enum StateFileFormat {
             }
             return index > first ? value : nil
         }
-        guard expect("{\n\"version\": "), let version = digits(), version == currentVersion || version == ShardIndex.version, expect(",\n\"lineage\": \"") else { return nil }
+        guard expect("{\n\"version\": "), let version = digits(), version == currentVersion || version == ShardIndex.version,
+            expect(",\n\"lineage\": \"")
+        else { return nil }
         let lineageStart = index
         // Lineages are hex: anything needing an escape is left to the full decoder.
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), index - lineageStart < 256 { index += 1 }

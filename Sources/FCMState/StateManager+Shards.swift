@@ -74,7 +74,8 @@ extension StateManager {
         let storage = self.storage
         try await Self.concurrently(puts, width: shardWindow) { put in
             _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
-        } collect: { _ in }
+        } collect: { _ in
+        }
         let index = ShardIndex(
             lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries)
         let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)

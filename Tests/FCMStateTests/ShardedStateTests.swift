@@ -193,7 +193,9 @@ import Testing
         storage.failPutsOf = "prod/state.json"
         var next = ledger
         next.serial = 2
-        for number in 0..<50 { next.recordSubscription(Registration(value: "tok\(number):APA91b" + String(repeating: "x", count: 40), kind: .token), topic: "more") }
+        for number in 0..<50 {
+            next.recordSubscription(Registration(value: "tok\(number):APA91b" + String(repeating: "x", count: 40), kind: .token), topic: "more")
+        }
         await #expect(throws: StateError.self) { try await store.write(next, replacing: first) }
         #expect(storage.shardPuts > 0)
         storage.failPutsOf = nil
@@ -248,10 +250,12 @@ final class CountingStorage: ObjectStorage {
     }
 
     func get(_ name: String) async throws -> StoredObject? {
-        if name.contains(".shards/"), let hook = state.withLock({ value -> (@Sendable () async -> Void)? in
-            defer { value.hook = nil }
-            return value.hook
-        }) {
+        if name.contains(".shards/"),
+            let hook = state.withLock({ value -> (@Sendable () async -> Void)? in
+                defer { value.hook = nil }
+                return value.hook
+            })
+        {
             await hook()
         }
         state.withLock { $0.log.append("get \(name)") }
