@@ -24,7 +24,6 @@ extension StateManager {
     struct PutState {
         var generation: Int64
         var obsolete: [String]
-        var shardsWritten: Int
     }
 
     /// Writes `ledger` as one document or as shards and an index (ShardPolicy), the index (or document) by a
@@ -44,6 +43,8 @@ extension StateManager {
             ShardIndex.isIndex(object.bytes) ? try? ShardIndex.decode(object.bytes, source: statePath, stateName: stateName) : nil
         }
         let oldObjects = old.map { Set($0.shards.map(\.object)) } ?? []
+        // The whole digest, not only the prefix a name carries, says whether a shard is already stored.
+        let storedDigests = Dictionary(old?.shards.map { ($0.object, $0.sha256) } ?? [], uniquingKeysWith: { first, _ in first })
         var bits = old?.bits ?? policy.estimatedBits(for: ledger)
         var fragments = encode(ledger, bits: bits, mergedRuns: mergedRuns)
         // What the records take, without what every fragment repeats (its header and checksum): else a state
@@ -59,7 +60,7 @@ extension StateManager {
         }
         if bits == 0 {
             let generation = try await storage.put(layout.state, fragments[0], ifGenerationMatch: condition)
-            return PutState(generation: generation, obsolete: oldObjects.sorted(), shardsWritten: 0)
+            return PutState(generation: generation, obsolete: oldObjects.sorted())
         }
         var entries: [ShardIndex.Entry] = []
         var puts: [(String, [UInt8])] = []
@@ -68,7 +69,7 @@ extension StateManager {
             let entry = ShardIndex.Entry(
                 object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count)
             entries.append(entry)
-            if force || !oldObjects.contains(entry.object) { puts.append((shardObject(entry.object), bytes)) }
+            if force || storedDigests[entry.object] != digest { puts.append((shardObject(entry.object), bytes)) }
         }
         fragments = []
         let storage = self.storage
@@ -80,7 +81,7 @@ extension StateManager {
             lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries)
         let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
         let kept = Set(entries.map(\.object))
-        return PutState(generation: generation, obsolete: oldObjects.subtracting(kept).sorted(), shardsWritten: puts.count)
+        return PutState(generation: generation, obsolete: oldObjects.subtracting(kept).sorted())
     }
 
     /// The fragments' bytes; with no bits, the single document of the whole ledger.
