@@ -3,7 +3,9 @@ import Foundation
 
 /// The state in a bucket, for CI runners that come and go. Objects under `prefix`:
 ///
-///     state.json                       the ledger (version 2), every write conditional on the generation read
+///     state.json                       the ledger (StateFileFormat), or for a big state the index of its shards
+///                                      (ShardIndex); every write conditional on the generation read
+///     state.json.shards/NNNN-HASH.json a big state's shards, each immutable and named by its content
 ///     state.lock                       the lock: owner token, holder, operation, created, lease expiry
 ///     state.serial                     lineage and serial of the last state written, to catch restored copies
 ///     journal/SERIAL-RUN-SEQ.jsonl     journal segments: one object per append of a run in progress

@@ -3,7 +3,9 @@ import Foundation
 
 /// The state as files in one directory (created 0700):
 ///
-///     state.json           the ledger (StateFileFormat, mode 0600), replaced atomically
+///     state.json           the ledger (StateFileFormat, mode 0600), replaced atomically; for a big state the
+///                          index of its shards (ShardIndex)
+///     state.json.shards/   a big state's shards, each immutable and named by its content
 ///     state.json.journal   intents and completions of the run in progress or of one that was killed
 ///     state.json.lock      who holds the lock (JSON), with a lease the holder renews
 ///     state.json.serial    lineage and serial of the last state this store wrote, to catch restored copies
