@@ -3,7 +3,9 @@ import Foundation
 
 /// The state in a bucket, for CI runners that come and go. Objects under `prefix`:
 ///
-///     state.json                       the ledger (version 2), every write conditional on the generation read
+///     state.json                       the ledger (StateFileFormat), or for a big state the index of its shards
+///                                      (ShardIndex); every write conditional on the generation read
+///     state.json.shards/NNNN-HASH.json a big state's shards, each immutable and named by its content
 ///     state.lock                       the lock: owner token, holder, operation, created, lease expiry
 ///     state.serial                     lineage and serial of the last state written, to catch restored copies
 ///     journal/SERIAL-RUN-SEQ.jsonl     journal segments: one object per append of a run in progress
@@ -19,7 +21,8 @@ package final class GCSStateStore: ManagedStateStore {
     package init(
         storage: any ObjectStorage, prefix: String, lease: TimeInterval = 30, identity: ProcessIdentity = .current(), version: String = "",
         warn: @escaping @Sendable (String) -> Void = { _ in }, clock: any RunClock = SystemClock(),
-        pollInterval: Duration = .milliseconds(500), renewsInBackground: Bool = true
+        pollInterval: Duration = .milliseconds(500), renewsInBackground: Bool = true,
+        policy: ShardPolicy = .standard
     ) {
         var prefix = prefix
         while prefix.hasSuffix("/") { prefix.removeLast() }
@@ -31,7 +34,7 @@ package final class GCSStateStore: ManagedStateStore {
         manager = StateManager(
             storage: storage, layout: layout, displayName: "\(bucket)/\(prefix)",
             journalDisplayName: "the journal segments \(bucket)/\(base)journal/*", lease: lease, identity: identity, version: version,
-            clock: clock, warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground)
+            clock: clock, warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground, policy: policy)
     }
 
     var stateObject: String { manager.layout.state }

@@ -3,7 +3,9 @@ import Foundation
 
 /// The state as files in one directory (created 0700):
 ///
-///     state.json           the ledger (StateFileFormat, mode 0600), replaced atomically
+///     state.json           the ledger (StateFileFormat, mode 0600), replaced atomically; for a big state the
+///                          index of its shards (ShardIndex)
+///     state.json.shards/   a big state's shards, each immutable and named by its content
 ///     state.json.journal   intents and completions of the run in progress or of one that was killed
 ///     state.json.lock      who holds the lock (JSON), with a lease the holder renews
 ///     state.json.serial    lineage and serial of the last state this store wrote, to catch restored copies
@@ -17,7 +19,8 @@ package final class LocalStateStore: ManagedStateStore {
     package init(
         path: String, lease: TimeInterval = 30, identity: ProcessIdentity = .current(), version: String = "",
         warn: @escaping @Sendable (String) -> Void = { _ in }, clock: any RunClock = SystemClock(),
-        pollInterval: Duration = .milliseconds(250), renewsInBackground: Bool = true
+        pollInterval: Duration = .milliseconds(250), renewsInBackground: Bool = true,
+        policy: ShardPolicy = .standard
     ) {
         self.path = path
         let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -30,7 +33,7 @@ package final class LocalStateStore: ManagedStateStore {
         manager = StateManager(
             storage: FileObjectStorage(directory: PathText.directory(of: path), kinds: kinds, clock: clock), layout: layout,
             displayName: path, journalDisplayName: path + ".journal", lease: lease, identity: identity, version: version, clock: clock,
-            warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground)
+            warn: warn, pollInterval: pollInterval.seconds, renewsInBackground: renewsInBackground, policy: policy)
     }
 
     package var journalPath: String { path + ".journal" }

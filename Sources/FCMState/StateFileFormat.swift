@@ -148,7 +148,9 @@ package enum StateFileFormat {
             }
             return index > first ? value : nil
         }
-        guard expect("{\n\"version\": "), let version = digits(), version == currentVersion, expect(",\n\"lineage\": \"") else { return nil }
+        guard expect("{\n\"version\": "), let version = digits(), version == currentVersion || version == ShardIndex.version,
+            expect(",\n\"lineage\": \"")
+        else { return nil }
         let lineageStart = index
         // Lineages are hex: anything needing an escape is left to the full decoder.
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), index - lineageStart < 256 { index += 1 }
@@ -181,6 +183,11 @@ package enum StateFileFormat {
         }
         guard named >= 1 else {
             throw StateVersionRules.refusal(source, "field 'version' is \(named), not a state format version (1 to \(currentVersion))")
+        }
+        if named == ShardIndex.version && fields["shards"] != nil {
+            throw StateError(
+                "\(source): this is the index of a sharded state (it names the objects holding the records, not the records): "
+                    + "`fcmctl state pull` prints the whole state as one document, which `fcmctl state push` takes")
         }
         guard named <= currentVersion else {
             throw StateError("\(source): state format version \(named) is newer than this fcmctl understands (\(currentVersion)); upgrade fcmctl")

@@ -22,12 +22,15 @@ package final class StateManager: StateStore {
     /// which a schedule would spin forward.
     let renewsInBackground: Bool
     let leases = Mutex<[String: HeldLease]>([:])
+    /// When the state is written as one document and when as shards (ShardPolicy).
+    let policy: ShardPolicy
 
     package init(
         storage: any ObjectStorage, layout: StateLayout, displayName: String, journalDisplayName: String, lease: Double,
         identity: ProcessIdentity, version: String, clock: any RunClock, warn: @escaping @Sendable (String) -> Void,
-        pollInterval: Double, renewsInBackground: Bool
+        pollInterval: Double, renewsInBackground: Bool, policy: ShardPolicy = .standard
     ) {
+        self.policy = policy
         self.storage = storage
         self.layout = layout
         self.displayName = displayName
@@ -75,14 +78,26 @@ package final class StateManager: StateStore {
 
     static let readAttempts = 5
 
+    /// A sharded state's index is read first and its shards last: they are immutable, so whatever happens
+    /// meanwhile they are the ones that index named (or gone, which `loadShards` tells apart).
     private func readOnce() async throws -> StateSnapshot {
         let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
-        let decoded = try stored.map { try StateFileFormat.decode($0.bytes, source: statePath) }
+        var decoded: StateFileFormat.Decoded?
+        var index: ShardIndex?
+        if let stored, ShardIndex.isIndex(stored.bytes) {
+            index = try ShardIndex.decode(stored.bytes, source: statePath, stateName: stateName)
+        } else {
+            decoded = try stored.map { try StateFileFormat.decode($0.bytes, source: statePath) }
+        }
         let journal = try await readJournal()
         let marker = try await attempt("reading the state's serial record") { try await storage.get(layout.serial) }
-        if let decoded {
+        if let index, let stored {
+            try checkNotRolledBack(lineage: index.lineage, serial: index.serial, recorded: StateAssembly.recordedSerial(marker?.bytes))
+            let ledger = try await loadShards(index, indexGeneration: stored.generation)
+            decoded = StateFileFormat.Decoded(ledger: ledger, formatVersion: StateFileFormat.currentVersion, mergedRuns: index.mergedRuns)
+        } else if let decoded {
             let recorded = StateAssembly.recordedSerial(marker?.bytes)
-            try checkNotRolledBack(decoded.ledger, recorded: recorded)
+            try checkNotRolledBack(lineage: decoded.ledger.lineage, serial: decoded.ledger.serial, recorded: recorded)
             if let recorded, let format = recorded.format, decoded.formatVersion < format {
                 throw StateVersionRules.olderThanRecorded(
                     statePath, named: decoded.formatVersion, recorded: recorded, recordPath: layout.locate(layout.serial))
@@ -98,16 +113,16 @@ package final class StateManager: StateStore {
 
     /// A state older than the last one this store wrote is a restored copy: running on it would forget every
     /// record made since, so it is refused until a person says so (`state push --force`).
-    private func checkNotRolledBack(_ ledger: Ledger, recorded: RecordedSerial?) throws {
-        guard let recorded, recorded.lineage == ledger.lineage, ledger.serial < recorded.serial else { return }
+    private func checkNotRolledBack(lineage: String, serial: Int, recorded: RecordedSerial?) throws {
+        guard let recorded, recorded.lineage == lineage, serial < recorded.serial else { return }
         if layout.medium == .bucket {
             throw StateConflictError(
-                "\(statePath) has serial \(ledger.serial), but this bucket last recorded serial \(recorded.serial) of lineage "
+                "\(statePath) has serial \(serial), but this bucket last recorded serial \(recorded.serial) of lineage "
                     + "\(recorded.lineage): an older generation was put back, and using it would forget what was recorded since. "
                     + "Restore the newer generation, or roll back deliberately with `fcmctl state push --force`")
         }
         throw StateConflictError(
-            "\(statePath) has serial \(ledger.serial), but this store last wrote serial \(recorded.serial) of lineage \(recorded.lineage): "
+            "\(statePath) has serial \(serial), but this store last wrote serial \(recorded.serial) of lineage \(recorded.lineage): "
                 + "it looks like an older copy was restored, and using it would forget what was recorded since. "
                 + "Put the newer state back, or if you mean to roll back, run `fcmctl state push --force \(statePath)`")
     }
@@ -153,7 +168,7 @@ package final class StateManager: StateStore {
                     "\(displayName): refusing serial \(ledger.serial), which is not newer than the stored \(expected.serial); pass --force to do so")
             }
         }
-        let condition = try await writeCondition(expected)
+        let (condition, current) = try await writeCondition(expected)
         // Only the run headers are needed: the journal is scanned, not held (at a million operations it is
         // several times the size of the state).
         let names = try await attempt("listing the journal") { try await storage.list(prefix: layout.journal) }
@@ -163,10 +178,10 @@ package final class StateManager: StateStore {
                 try await storage.forEachLine(name) { StateAssembly.addRun($0, to: &merged) }
             }
         }
-        let generation: Int64
+        let written: PutState
         do {
-            generation = try await attempt("writing the state") {
-                try await storage.put(layout.state, StateFileFormat.encode(ledger, mergedRuns: merged), ifGenerationMatch: condition)
+            written = try await attempt("writing the state") {
+                try await putState(ledger, mergedRuns: merged, condition: condition, current: current, force: force)
             }
         } catch ObjectStorageError.preconditionFailed {
             throw conflict(expected: expected, found: try? await storedVersion())
@@ -190,20 +205,22 @@ package final class StateManager: StateStore {
                 warn("\(layout.locate(name)): could not remove the merged journal (\(error)); it will be skipped when read")
             }
         }
-        return stamped(StateVersion(lineage: ledger.lineage, serial: ledger.serial), generation)
+        await removeObsolete(written.obsolete)
+        return stamped(StateVersion(lineage: ledger.lineage, serial: ledger.serial), written.generation)
     }
 
     /// The generation the write is conditional on: the one `expected` carries, or, where versions carry none,
-    /// the generation of the stored state if it is still `expected` (0: nothing may be stored yet).
-    private func writeCondition(_ expected: StateVersion?) async throws -> Int64 {
-        guard let expected else { return 0 }
-        if let generation = expected.generation { return Int64(generation) ?? -1 }
+    /// the generation of the stored state if it is still `expected` (0: nothing may be stored yet). Also the
+    /// stored object where it was read (nil: not read), so the write need not read it again.
+    private func writeCondition(_ expected: StateVersion?) async throws -> (Int64, StoredObject??) {
+        guard let expected else { return (0, .some(nil)) }
+        if let generation = expected.generation { return (Int64(generation) ?? -1, nil) }
         let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
         let found = try stored.map { try StateFileFormat.version(of: $0.bytes, source: statePath) }
         guard let stored, let found, found.lineage == expected.lineage, found.serial == expected.serial else {
             throw conflict(expected: expected, found: found)
         }
-        return stored.generation
+        return (stored.generation, .some(stored))
     }
 
     private func conflict(expected: StateVersion?, found: StateVersion?) -> StateConflictError {

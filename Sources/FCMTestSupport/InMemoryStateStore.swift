@@ -17,7 +17,7 @@ package final class InMemoryStateStore: ManagedStateStore {
         lease: TimeInterval = 100 * 365 * 86400,
         identity: ProcessIdentity = ProcessIdentity(user: "test", host: "memory", pid: getpid(), processStart: nil),
         clock: any RunClock = SystemClock(), storage: MemoryObjectStorage = MemoryObjectStorage(displayName: "memory"),
-        warn: @escaping @Sendable (String) -> Void = { _ in }
+        warn: @escaping @Sendable (String) -> Void = { _ in }, policy: ShardPolicy = .standard
     ) {
         self.storage = storage
         let layout = StateLayout(
@@ -26,7 +26,7 @@ package final class InMemoryStateStore: ManagedStateStore {
         manager = StateManager(
             storage: storage, layout: layout, displayName: "memory", journalDisplayName: "memory journal", lease: lease, identity: identity,
             version: "", clock: clock,
-            warn: warn, pollInterval: 0.01, renewsInBackground: false)
+            warn: warn, pollInterval: 0.01, renewsInBackground: false, policy: policy)
     }
 
     /// Fails the journal append after this many, to test what callers do about it.

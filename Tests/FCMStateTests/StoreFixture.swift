@@ -26,6 +26,11 @@ final class StoreFixture {
     static let me = ProcessIdentity(user: "alice", host: "runner-1", pid: getpid(), processStart: ProcessIdentity.startTime(of: getpid()))
     static let other = ProcessIdentity(user: "bob", host: "runner-2", pid: 4242, processStart: 1)
 
+    /// Every state of these tests is written in the sharded layout (an index and four shards), however small:
+    /// the rules must hold for it on every medium. The single document small states keep is what every other
+    /// store test writes.
+    static let sharded = ShardPolicy(fixedBits: 2)
+
     /// nil: the gcs case without fake-gcs-server installed, outside CI (where it is an error instead).
     static func make(_ kind: StoreKind) async throws -> StoreFixture? {
         switch kind {
@@ -34,7 +39,7 @@ final class StoreFixture {
             return StoreFixture(kind: kind) { fixture, identity, lease in
                 InMemoryStateStore(
                     lease: lease, identity: identity, clock: fixture.clock, storage: storage,
-                    warn: { [warnings = fixture.warnings] in warnings.append($0) })
+                    warn: { [warnings = fixture.warnings] in warnings.append($0) }, policy: sharded)
             }
         case .local:
             let scratch = try ScratchDirectory()
@@ -44,7 +49,7 @@ final class StoreFixture {
                     LocalStateStore(
                         path: scratch.statePath, lease: lease, identity: identity, version: "test",
                         warn: { [warnings = fixture.warnings] in warnings.append($0) },
-                        clock: fixture.clock, pollInterval: .seconds(1), renewsInBackground: false)
+                        clock: fixture.clock, pollInterval: .seconds(1), renewsInBackground: false, policy: sharded)
                 })
         case .gcs:
             guard let binary = FakeGCSServer.binary else {
@@ -71,7 +76,7 @@ final class StoreFixture {
                     GCSStateStore(
                         storage: storage, prefix: "team/prod", lease: lease, identity: identity, version: "test",
                         warn: { [warnings = fixture.warnings] in warnings.append($0) }, clock: fixture.clock, pollInterval: .seconds(1),
-                        renewsInBackground: false)
+                        renewsInBackground: false, policy: sharded)
                 })
         }
     }

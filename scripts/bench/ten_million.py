@@ -196,7 +196,7 @@ def prepare(args):
     if result["exit"] != 0:
         sys.exit(f"fcm-bench-state failed: {result['output']}")
     log(f"state written by fcm-bench-state in {result['wall_s']:.1f} s, peak {result['peak_rss_mib']:,.0f} MiB: "
-        f"{os.path.getsize(state) / 1e6:,.1f} MB")
+        f"{state_size(state) / 1e6:,.1f} MB")
     meta = {"parameters": parameters, "facts": facts, "generation_s": round(generated, 1),
             "state_generation": {k: result[k] for k in ("wall_s", "cpu_s", "peak_rss_mib")}, "state_checked": False}
     with open(meta_path, "w") as f:
@@ -382,12 +382,19 @@ def request_counts(before, after):
     return counts
 
 
+def state_size(path):
+    """The state's bytes: the file, and for a sharded state (docs/state.md) the shards its index names."""
+    folder = path + ".shards"
+    shards = sum(entry.stat().st_size for entry in os.scandir(folder)) if os.path.isdir(folder) else 0
+    return os.path.getsize(path) + shards
+
+
 def file_identity(path):
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return {"inode": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"inode": st.st_ino, "size": state_size(path), "mtime_ns": st.st_mtime_ns}
 
 
 # --- checks ------------------------------------------------------------------------------------------------
@@ -576,7 +583,7 @@ def print_table(args, meta, steps):
     print(f"\n{args.devices:,} devices, {args.topics_per_device} topics each by label "
           f"({args.devices * args.topics_per_device:,} subscriptions), {args.changed} changed; {os.path.relpath(BUILD, ROOT)}")
     print(f"device file {size(os.path.getsize(os.path.join(args.workdir, 'change', 'devices.jsonl')))}, "
-          f"state {size(os.path.getsize(state))}; state read and written: strace of a second run of the step")
+          f"state {size(state_size(state))}; state read and written: strace of a second run of the step")
     print(f"{'step':9} {'exit':>4} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'state read':>11} {'state written':>14} FCM requests")
     for step, r in steps.items():
         if "did_not_finish" in r:
@@ -646,7 +653,7 @@ def main():
                 "build": BUILD,
                 "fcmctl_version": subprocess.run([fcmctl(), "version"], capture_output=True, text=True).stdout.strip(),
                 "device_file_bytes": os.path.getsize(os.path.join(args.workdir, "change", "devices.jsonl")),
-                "state_file_bytes": os.path.getsize(state),
+                "state_file_bytes": state_size(state),
                 "generation_s": meta["generation_s"],
                 "state_generation": meta["state_generation"],
                 "state_check": state_check,

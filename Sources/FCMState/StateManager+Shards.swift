@@ -1,0 +1,182 @@
+import FCMCore
+
+/// The sharded layout (ShardIndex, StateShards) under the state manager: writing a ledger as a single document
+/// or as shards plus an index, and reading the shards an index names.
+extension StateManager {
+    /// The state object's own name (`state.json`), which shard names start with.
+    var stateName: String { layout.state.split(separator: "/").last.map(String.init) ?? layout.state }
+
+    /// Where names in an index are relative to: the state object's folder in the medium.
+    func shardObject(_ relative: String) -> String {
+        String(layout.state.dropLast(stateName.count)) + relative
+    }
+
+    /// How many shard objects are written at once: a bucket answers each in tens of milliseconds, and a state
+    /// first written sharded has hundreds of them. A directory gains nothing: each of its writes takes the
+    /// directory's flock.
+    var shardWindow: Int { layout.medium == .bucket ? 16 : 1 }
+
+    /// Shards read at once, on every medium: reads take no lock, and their decoding uses every core.
+    static let readWindow = 16
+
+    /// What a write of the state did: the generation of the object the next write is conditional on, and the
+    /// shard objects the replaced index named that the new one does not (to remove once the write is recorded).
+    struct PutState {
+        var generation: Int64
+        var obsolete: [String]
+    }
+
+    /// Writes `ledger` as one document or as shards and an index (ShardPolicy), the index (or document) by a
+    /// compare-and-swap on `condition`. `current`: the stored object if the caller read it already, or nil to
+    /// read it here when something may be stored. Shards whose bytes the replaced index already names are not
+    /// written again, unless `force` (a state pushed over a damaged one must not lean on its shards).
+    func putState(
+        _ ledger: Ledger, mergedRuns: Set<String>, condition: Int64, current: StoredObject??, force: Bool
+    ) async throws -> PutState {
+        var stored: StoredObject?
+        if let current {
+            stored = current
+        } else if condition != 0 {
+            stored = try await storage.get(layout.state)
+        }
+        let old = stored.flatMap { object in
+            ShardIndex.isIndex(object.bytes) ? try? ShardIndex.decode(object.bytes, source: statePath, stateName: stateName) : nil
+        }
+        let oldObjects = old.map { Set($0.shards.map(\.object)) } ?? []
+        // The whole digest, not only the prefix a name carries, says whether a shard is already stored.
+        let storedDigests = Dictionary(old?.shards.map { ($0.object, $0.sha256) } ?? [], uniquingKeysWith: { first, _ in first })
+        var bits = old?.bits ?? policy.estimatedBits(for: ledger)
+        var fragments = encode(ledger, bits: bits, mergedRuns: mergedRuns)
+        // What the records take, without what every fragment repeats (its header and checksum): else a state
+        // cut into many shards would look bigger than it is, and be cut into more.
+        let overhead = bits == 0 ? 0 : StateFileFormat.encode(Ledger(lineage: ledger.lineage, serial: 0)).count
+        let total = fragments.reduce(0) { $0 + max(0, $1.count - overhead) }
+        if !policy.keeps(bits: bits, total: total) {
+            let better = policy.bits(forTotal: total)
+            if better != bits {
+                bits = better
+                fragments = encode(ledger, bits: bits, mergedRuns: mergedRuns)
+            }
+        }
+        if bits == 0 {
+            let generation = try await storage.put(layout.state, fragments[0], ifGenerationMatch: condition)
+            return PutState(generation: generation, obsolete: oldObjects.sorted())
+        }
+        var entries: [ShardIndex.Entry] = []
+        var puts: [(String, [UInt8])] = []
+        for (number, bytes) in fragments.enumerated() {
+            let digest = ShardIndex.sha256(bytes)
+            let entry = ShardIndex.Entry(
+                object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count)
+            entries.append(entry)
+            if force || storedDigests[entry.object] != digest { puts.append((shardObject(entry.object), bytes)) }
+        }
+        fragments = []
+        let storage = self.storage
+        try await Self.concurrently(puts, width: shardWindow) { put in
+            _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
+        } collect: { _ in
+        }
+        let index = ShardIndex(
+            lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries)
+        let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
+        let kept = Set(entries.map(\.object))
+        return PutState(generation: generation, obsolete: oldObjects.subtracting(kept).sorted())
+    }
+
+    /// The fragments' bytes; with no bits, the single document of the whole ledger.
+    func encode(_ ledger: Ledger, bits: Int, mergedRuns: Set<String>) -> [[UInt8]] {
+        guard bits > 0 else { return [StateFileFormat.encode(ledger, mergedRuns: mergedRuns)] }
+        var parts = StateShards.split(ledger, bits: bits)
+        var encoded: [[UInt8]] = []
+        encoded.reserveCapacity(parts.count)
+        for number in parts.indices {
+            encoded.append(StateFileFormat.encode(parts[number]))
+            // Freed as it goes: the fragments and the ledger are not held twice over.
+            parts[number] = Ledger(lineage: ledger.lineage, serial: 0)
+        }
+        return encoded
+    }
+
+    /// Removes shard objects no index names any longer. Best effort: one left behind is garbage, never a hole
+    /// (the index that named it is gone).
+    func removeObsolete(_ objects: [String]) async {
+        for relative in objects {
+            do {
+                try await storage.delete(shardObject(relative), ifGenerationMatch: nil)
+            } catch ObjectStorageError.notFound {
+                continue
+            } catch {
+                warn("\(layout.locate(shardObject(relative))): could not remove a shard no longer used (\(error)); it is only garbage")
+            }
+        }
+    }
+
+    /// A shard the index names is gone; checked against the index again before it is called damage.
+    struct MissingShard: Error {
+        var object: String
+    }
+
+    /// The ledger an index names, every shard checked against its SHA-256 and size. A shard that is missing
+    /// while the index has moved on (a writer replaced it and removed the old shards after this read began)
+    /// is a conflict, so the read is made again; missing under the same index, it is lost, and said so.
+    func loadShards(_ index: ShardIndex, indexGeneration: Int64) async throws -> Ledger {
+        var ledger = Ledger(lineage: index.lineage, serial: index.serial)
+        ledger.project = index.project
+        let storage = self.storage
+        let layout = self.layout
+        let prefix = String(layout.state.dropLast(stateName.count))
+        do {
+            try await Self.concurrently(index.shards, width: Self.readWindow) { entry -> Ledger in
+                let name = prefix + entry.object
+                let shown = layout.locate(name)
+                guard let object = try await storage.get(name) else { throw MissingShard(object: shown) }
+                guard object.bytes.count == entry.bytes, ShardIndex.sha256(object.bytes) == entry.sha256 else {
+                    throw StateError(
+                        "\(shown): this shard of the state does not match its SHA-256 and size in the index \(layout.locate(layout.state)): "
+                            + "it was damaged or edited. \(StateVersionRules.wayOut)")
+                }
+                // The digest checked every byte; the fragment's own checksum would only check them again.
+                return try StateFileFormat.decode(object.bytes, source: shown, checkingChecksum: false).ledger
+            } collect: { part in
+                StateShards.merge(part, into: &ledger)
+            }
+        } catch let missing as MissingShard {
+            let now = try await attempt("reading the state") { try await storage.get(layout.state) }
+            if now?.generation != indexGeneration {
+                throw StateConflictError("\(statePath) was replaced while it was read")
+            }
+            throw StateError(
+                "\(missing.object): this shard of the state, named by its index \(statePath), is missing: the state cannot be read "
+                    + "without it, and reading it as empty would forget its records. Restore the object (a GCS bucket with versioning "
+                    + "keeps deleted ones), or put back the state you mean with `fcmctl state push --force FILE`")
+        } catch ObjectStorageError.failed(let message) {
+            throw StateError(
+                "\(displayName): reading the state's shards failed: \(message). Check the bucket exists and the credentials may "
+                    + "storage.objects.get/create/delete/list on it")
+        }
+        return ledger
+    }
+
+    /// Runs `body` over `items`, at most `width` at once, handing each result to `collect` as it comes.
+    static func concurrently<Item: Sendable, Result: Sendable>(
+        _ items: [Item], width: Int, _ body: @escaping @Sendable (Item) async throws -> Result, collect: (Result) throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Result.self) { group in
+            var next = 0
+            while next < min(width, items.count) {
+                let item = items[next]
+                group.addTask { try await body(item) }
+                next += 1
+            }
+            while let result = try await group.next() {
+                try collect(result)
+                if next < items.count {
+                    let item = items[next]
+                    group.addTask { try await body(item) }
+                    next += 1
+                }
+            }
+        }
+    }
+}
