@@ -249,7 +249,7 @@ package struct DeviceTable: Sendable {
     }
 
     private mutating func insertIntoIndex(_ position: Int) {
-        if slots.isEmpty || count * 2 > slots.count {
+        if slots.isEmpty || count * 4 > slots.count * 3 {
             rebuildIndex()
             return
         }
@@ -260,8 +260,9 @@ package struct DeviceTable: Sendable {
     }
 
     private mutating func rebuildIndex() {
+        // At most two thirds full once built; grown when three quarters full.
         var capacity = 16
-        while capacity < count * 2 + 2 { capacity *= 2 }
+        while capacity * 2 < count * 3 { capacity *= 2 }
         slots = [UInt32](repeating: 0, count: capacity)
         let mask = capacity - 1
         nameBytes.withUnsafeBytes { all in

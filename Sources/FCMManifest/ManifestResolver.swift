@@ -128,6 +128,12 @@ struct ManifestResolver {
         }
         var positions = [[UInt32]](repeating: [], count: selectors.count)
         if matchedBySet.contains(where: { !$0.isEmpty }) {
+            // Counted first, so each topic's list is allocated once at its size (no doubling to a million).
+            var sizes = [Int](repeating: 0, count: selectors.count)
+            for position in 0..<devices.count {
+                for selector in matchedBySet[devices.labelSet(at: position)] { sizes[selector] += 1 }
+            }
+            for (selector, size) in sizes.enumerated() { positions[selector].reserveCapacity(size) }
             for position in 0..<devices.count {
                 for selector in matchedBySet[devices.labelSet(at: position)] { positions[selector].append(UInt32(position)) }
             }

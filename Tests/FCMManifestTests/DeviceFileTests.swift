@@ -129,4 +129,45 @@ import Testing
                 "fleet.jsonl", "b7c6c53701c869d3af7af337d890c930110bde7b2d611ccc138047a932aa4e37"
             ))
     }
+
+    /// YAML devices and file devices make one table in name order (String's order, beyond ASCII too), a name
+    /// in both is reported at both places, and a registration held twice is one whatever kind each says.
+    @Test func yamlAndFileDevicesMergeInNameOrder() throws {
+        let dir = try directory([
+            "fcmctl.yaml": """
+            project: {id: p, senderId: "42"}
+            deviceFiles: [fleet.jsonl]
+            devices:
+              zeta: {token: "z:APA91b", labels: {site: nyc}}
+              émile:
+                token: "e:APA91b"
+              alpha: {fid: "cR1rjyj4_KcAPA91bGusQ2"}
+            topics:
+              news: {members: {selector: {site: nyc}}}
+
+            """,
+            "fleet.jsonl": "{\"name\": \"beta\", \"token\": \"b:APA91b\", \"labels\": {\"site\": \"nyc\"}}\n"
+                + "{\"name\": \"Émile\", \"token\": \"E:APA91b\"}\n",
+        ])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let loaded = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
+        #expect(loaded.diagnostics.filter { $0.severity == .error }.isEmpty, "\(loaded.diagnostics)")
+        let resolution = try #require(loaded.resolution)
+        let names = Array(resolution.devices.names)
+        #expect(names == ["alpha", "beta", "zeta", "Émile", "émile"].sorted())
+        #expect(names == names.sorted())
+        #expect(resolution.devices.registration(at: try #require(names.firstIndex(of: "émile")))?.value == "e:APA91b")
+        // The registration's own line, under the device's.
+        let emile = try #require(loaded.manifest?.devices["émile"])
+        #expect(emile.location.line == 5 && emile.registration?.location.line == 6 && emile.registration?.location.column == 12)
+        #expect(loaded.desiredState?.topics["news"]?.members.map(\.value).sorted() == ["b:APA91b", "z:APA91b"])
+
+        try "{\"name\": \"zeta\", \"token\": \"y:APA91b\"}\n{\"name\": \"gamma\", \"token\": \"cR1rjyj4_KcAPA91bGusQ2\"}\n".write(
+            to: dir.appendingPathComponent("fleet.jsonl"), atomically: true, encoding: .utf8)
+        let clash = ManifestLoader(outsidePaths: .repository).load(paths: [dir.path])
+        let messages = clash.diagnostics.filter { $0.severity == .error }.map { "\($0.location?.line ?? 0) \($0.message)" }
+        #expect(messages.contains { $0.hasPrefix("4 device/zeta is defined twice (also at ") && $0.hasSuffix("fleet.jsonl:1)") })
+        #expect(messages.contains { $0.hasPrefix("1 device/zeta is defined twice (also at ") && $0.hasSuffix("fcmctl.yaml:4)") })
+        #expect(messages.contains("2 device/gamma has the same registration as device/alpha: keep one of them"))
+    }
 }
