@@ -44,7 +44,9 @@ let package = Package(
         .target(name: "FCMBuildInfo", dependencies: ["CBuildInfo"], swiftSettings: codeSettings),
         .target(name: "FCMCore", swiftSettings: codeSettings),
         .target(
-            name: "FCMManifest", dependencies: ["FCMCore", "CYAML"], swiftSettings: codeSettings,
+            // Crypto: a device file is hashed as it streams by, for the saved plan's manifest digest.
+            name: "FCMManifest", dependencies: ["FCMCore", "CYAML", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: codeSettings,
             linkerSettings: [
                 // Release binaries (make release, make dist) carry libyaml inside, from libyaml-dev's static
                 // archive, so they need no libyaml where they run; `-l:FILE` names the exact file (GNU ld, gold,

@@ -14,18 +14,52 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
         case fid
     }
 
-    private let entry: RegistrationTable.Entry
+    /// The registration's place in `RegistrationTable.shared`.
+    private let handle: UInt32
 
-    package var value: String { entry.value }
-    package var kind: Kind { entry.kind }
+    package var value: String { RegistrationTable.shared.value(handle) }
+    package var kind: Kind { RegistrationTable.shared.kind(handle) }
 
     package init(value: String, kind: Kind) {
-        entry = RegistrationTable.shared.intern(value, kind)
+        var value = value
+        handle = value.withUTF8 { RegistrationTable.shared.intern(UnsafeRawBufferPointer($0), kind) }
     }
 
-    package static func == (lhs: Registration, rhs: Registration) -> Bool { lhs.entry === rhs.entry }
+    /// A registration from bytes as read (UTF-8), with no String made for it.
+    package init(utf8 bytes: UnsafeRawBufferPointer, kind: Kind) {
+        handle = RegistrationTable.shared.intern(bytes, kind)
+    }
 
-    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(entry)) }
+    /// The registration with this one's text and `kind`, if the process has met it: none is made.
+    package func asKind(_ kind: Kind) -> Registration? {
+        if kind == self.kind { return self }
+        return withUTF8 { RegistrationTable.shared.existing(UnsafeRawBufferPointer($0), kind) }.map(Registration.init(handle:))
+    }
+
+    /// The registration with this text and kind, if the process has met it: none is made.
+    package init?(existing value: String, kind: Kind) {
+        var value = value
+        guard let handle = value.withUTF8({ RegistrationTable.shared.existing(UnsafeRawBufferPointer($0), kind) }) else { return nil }
+        self.handle = handle
+    }
+
+    private init(handle: UInt32) { self.handle = handle }
+
+    /// A number unique to the registration in this process, below `RegistrationTable.shared.count`: for tables
+    /// indexed by registration, and for storing one in 4 bytes (`init(ordinal:)` gives it back).
+    package var ordinal: UInt32 { handle }
+
+    /// The registration `ordinal` named; it must be one a registration gave.
+    package init(ordinal: UInt32) { handle = ordinal }
+
+    /// Calls `body` with the registration's UTF-8 bytes, where they are kept: no String is made.
+    package func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try body(RegistrationTable.shared.bytes(handle))
+    }
+
+    package static func == (lhs: Registration, rhs: Registration) -> Bool { lhs.handle == rhs.handle }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 
     /// Infers the kind from the shape: FIDs are 22 base64url characters whose first is c, d, e or f
     /// (firebase-js-sdk `VALID_FID_PATTERN`, wire reference §7); anything else is treated as a token.
@@ -48,7 +82,10 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
         (text.count >= 30 && text.contains(":")) || text.count >= 64 || looksLikeFID(text)
     }
 
-    package static func < (lhs: Registration, rhs: Registration) -> Bool { lhs.entry !== rhs.entry && lhs.value < rhs.value }
+    /// By value, byte by byte (for the ASCII registrations are, as String orders them), then token before FID.
+    package static func < (lhs: Registration, rhs: Registration) -> Bool {
+        lhs.handle != rhs.handle && RegistrationTable.shared.precedes(lhs.handle, rhs.handle)
+    }
 
     package var description: String { value }
 
@@ -87,38 +124,184 @@ package struct Redactor: Sendable {
     }
 }
 
-/// The process's registrations, each stored once. Entries live as long as the process: a command reads a
-/// fleet once, and a handle must stay valid for as long as any value holds it.
-package final class RegistrationTable: Sendable {
-    package final class Entry: Sendable {
-        let value: String
-        let kind: Registration.Kind
+/// The process's registrations, each stored once: the bytes in an append-only arena, an 8-byte record each
+/// saying where, and an open-addressing index of 4-byte slots for interning. A `Registration` is a 4-byte index
+/// into the records. Chunks are never moved or freed (a handle stays valid for the process's life: a command
+/// reads a fleet once), so reading a registration takes no lock: a handle reaches another thread only through
+/// something that orders memory (a lock, a task, a queue), after its record was written.
+package final class RegistrationTable: @unchecked Sendable {
+    /// A record, packed: the arena chunk (16 bits), the offset in it (20), whether a FID (1), the length (27).
+    struct Record {
+        let packed: UInt64
 
-        init(value: String, kind: Registration.Kind) {
-            self.value = value
-            self.kind = kind
+        init(chunk: Int, offset: Int, kind: Registration.Kind, count: Int) {
+            packed = UInt64(chunk) << 48 | UInt64(offset) << 28 | (kind == .fid ? 1 << 27 : 0) | UInt64(count)
         }
+
+        var chunk: Int { Int(packed >> 48) }
+        var offset: Int { Int((packed >> 28) & 0xF_FFFF) }
+        var kind: Registration.Kind { packed & (1 << 27) != 0 ? .fid : .token }
+        var count: Int { Int(packed & 0x7FF_FFFF) }
     }
 
-    struct Key: Hashable {
-        let value: String
-        let kind: Registration.Kind
-    }
+    static let recordsPerChunkShift = 16
+    static let recordsPerChunk = 1 << recordsPerChunkShift
+    /// Chunks of records the directory can hold: UInt32's range of handles.
+    static let recordChunkSlots = 1 << (32 - recordsPerChunkShift)
+    static let arenaChunkBytes = 1 << 20
+    /// Arena chunks a record can name (16 bits): 64 GiB of registrations.
+    static let arenaChunkSlots = 1 << 16
+    /// Longer than this, a value gets an arena chunk of its own.
+    static let sharedChunkLimit = arenaChunkBytes / 16
 
     package static let shared = RegistrationTable()
 
-    private let entries = Mutex<[Key: Entry]>([:])
+    /// Record chunks by `handle >> recordsPerChunkShift`, and arena chunks by number: written under the lock,
+    /// read without it.
+    private let records: UnsafeMutablePointer<UnsafeMutablePointer<Record>?>
+    private let arena: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
+    private let interning = Mutex(Interning())
 
-    func intern(_ value: String, _ kind: Registration.Kind) -> Entry {
-        let key = Key(value: value, kind: kind)
-        return entries.withLock { entries in
-            if let entry = entries[key] { return entry }
-            let entry = Entry(value: value, kind: kind)
-            entries[key] = entry
-            return entry
+    /// What only the lock's holder touches.
+    struct Interning: @unchecked Sendable {
+        var count = 0
+        /// handle + 1, 0 for empty.
+        var slots: UnsafeMutablePointer<UInt32>
+        var mask = 1023
+        var arenaChunks = 0
+        /// Free bytes at the end of the last shared arena chunk, and where they start.
+        var chunk = -1
+        var used = 0
+
+        init() {
+            slots = .allocate(capacity: 1024)
+            slots.initialize(repeating: 0, count: 1024)
         }
     }
 
-    /// How many distinct registrations this process has seen.
-    package var count: Int { entries.withLock { $0.count } }
+    init() {
+        records = .allocate(capacity: Self.recordChunkSlots)
+        records.initialize(repeating: nil, count: Self.recordChunkSlots)
+        arena = .allocate(capacity: Self.arenaChunkSlots)
+        arena.initialize(repeating: nil, count: Self.arenaChunkSlots)
+    }
+
+    @inline(__always) func record(_ handle: UInt32) -> Record {
+        records[Int(handle >> UInt32(Self.recordsPerChunkShift))]![Int(handle & UInt32(Self.recordsPerChunk - 1))]
+    }
+
+    @inline(__always) func bytes(_ record: Record) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: arena[record.chunk]! + record.offset, count: record.count)
+    }
+
+    func bytes(_ handle: UInt32) -> UnsafeBufferPointer<UInt8> { bytes(record(handle)) }
+
+    func value(_ handle: UInt32) -> String { String(decoding: bytes(handle), as: UTF8.self) }
+
+    func kind(_ handle: UInt32) -> Registration.Kind { record(handle).kind }
+
+    func precedes(_ lhs: UInt32, _ rhs: UInt32) -> Bool {
+        let a = record(lhs)
+        let b = record(rhs)
+        let common = min(a.count, b.count)
+        let order = common == 0 ? 0 : memcmp(bytes(a).baseAddress!, bytes(b).baseAddress!, common)
+        if order != 0 { return order < 0 }
+        if a.count != b.count { return a.count < b.count }
+        return a.kind == .token && b.kind == .fid
+    }
+
+    static func hash(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: bytes)
+        hasher.combine(kind == .token)
+        return hasher.finalize()
+    }
+
+    /// The handle of these bytes as `kind`, or the empty slot where it would go.
+    private func find(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind, hash: Int, in state: Interning) -> (UInt32?, Int) {
+        var position = hash & state.mask
+        while true {
+            let slot = state.slots[position]
+            if slot == 0 { return (nil, position) }
+            let handle = slot - 1
+            let found = record(handle)
+            if found.kind == kind, found.count == bytes.count,
+                bytes.isEmpty || memcmp(self.bytes(found).baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            {
+                return (handle, position)
+            }
+            position = (position + 1) & state.mask
+        }
+    }
+
+    func existing(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> UInt32? {
+        let hash = Self.hash(bytes, kind)
+        return interning.withLock { state in find(bytes, kind, hash: hash, in: state).0 }
+    }
+
+    func intern(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> UInt32 {
+        let hash = Self.hash(bytes, kind)
+        return interning.withLock { state in
+            let (found, position) = find(bytes, kind, hash: hash, in: state)
+            if let found { return found }
+            precondition(state.count < Int(UInt32.max) - 1, "more registrations than a handle can name")
+            precondition(bytes.count <= 0x7FF_FFFF, "a registration of \(bytes.count) bytes")
+            let handle = UInt32(state.count)
+            let (chunk, offset) = store(bytes, &state)
+            let recordChunk = Int(handle >> UInt32(Self.recordsPerChunkShift))
+            if records[recordChunk] == nil { records[recordChunk] = .allocate(capacity: Self.recordsPerChunk) }
+            (records[recordChunk]! + Int(handle & UInt32(Self.recordsPerChunk - 1))).initialize(
+                to: Record(chunk: chunk, offset: offset, kind: kind, count: bytes.count))
+            state.slots[position] = handle + 1
+            state.count += 1
+            if state.count * 10 > (state.mask + 1) * 7 { grow(&state) }
+            return handle
+        }
+    }
+
+    /// Copies the bytes into the arena: (chunk, offset). A long value gets a chunk of its own.
+    private func store(_ bytes: UnsafeRawBufferPointer, _ state: inout Interning) -> (Int, Int) {
+        func newChunk(_ capacity: Int) -> Int {
+            precondition(state.arenaChunks < Self.arenaChunkSlots, "more registration bytes than the arena can name")
+            arena[state.arenaChunks] = .allocate(capacity: capacity)
+            state.arenaChunks += 1
+            return state.arenaChunks - 1
+        }
+        let source = bytes.bindMemory(to: UInt8.self)
+        if bytes.count > Self.sharedChunkLimit {
+            let chunk = newChunk(bytes.count)
+            arena[chunk]!.initialize(from: source.baseAddress!, count: bytes.count)
+            return (chunk, 0)
+        }
+        if state.chunk < 0 || Self.arenaChunkBytes - state.used < bytes.count {
+            state.chunk = newChunk(Self.arenaChunkBytes)
+            state.used = 0
+        }
+        let offset = state.used
+        if !bytes.isEmpty { (arena[state.chunk]! + offset).initialize(from: source.baseAddress!, count: bytes.count) }
+        state.used += bytes.count
+        return (state.chunk, offset)
+    }
+
+    /// Doubles the index; each value is hashed again from its bytes (slots keep no hash, to stay 4 bytes).
+    private func grow(_ state: inout Interning) {
+        let capacity = (state.mask + 1) * 2
+        let slots = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity)
+        slots.initialize(repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for old in 0...state.mask {
+            let slot = state.slots[old]
+            if slot == 0 { continue }
+            let found = record(slot - 1)
+            var position = Self.hash(UnsafeRawBufferPointer(bytes(found)), found.kind) & mask
+            while slots[position] != 0 { position = (position + 1) & mask }
+            slots[position] = slot
+        }
+        state.slots.deallocate()
+        state.slots = slots
+        state.mask = mask
+    }
+
+    /// How many distinct registrations this process has seen: every handle is below it.
+    package var count: Int { interning.withLock { $0.count } }
 }

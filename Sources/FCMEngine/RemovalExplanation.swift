@@ -65,6 +65,6 @@ package struct RemovalExplanation {
     func deviceCause(_ registration: Registration) -> RemovalCause? {
         guard let old = ledger.deviceNames[registration] else { return nil }
         if let now = currentNames[registration] { return now == old ? nil : .reassigned(from: old, to: now) }
-        return manifest.devices[old] == nil ? .deviceUndeclared(device: old) : .rotated(device: old)
+        return !manifest.devices.contains(old) ? .deviceUndeclared(device: old) : .rotated(device: old)
     }
 }

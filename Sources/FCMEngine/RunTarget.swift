@@ -32,7 +32,7 @@ package struct RunTarget {
         let statePath = try StatePaths.resolve(
             override: stateOverride ?? loaded.manifest.state?.resolvedLocation, manifests: manifestPaths)
         return RunTarget(
-            desired: desired, manifest: loaded.manifest, manifestDigest: ManifestDigest.of(loaded.sources), statePath: statePath,
+            desired: desired, manifest: loaded.manifest, manifestDigest: loaded.digest, statePath: statePath,
             project: ProjectBinding.addressed(desired.project, environment: environment))
     }
 }

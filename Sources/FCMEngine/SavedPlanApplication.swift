@@ -56,7 +56,7 @@ package struct SavedPlanApplication {
             throw Self.stale("the manifest \(paths.joined(separator: ", ")) is not here, so the plan's operations cannot be checked against it")
         }
         let result = ManifestStage.load(paths, outsidePaths: outsidePaths, environment: environment)
-        guard ManifestDigest.of(result.sources) == saved.manifestDigest else {
+        guard ManifestDigest.of(result.sources, deviceFiles: result.deviceFileDigests) == saved.manifestDigest else {
             throw EngineFailure(
                 "the saved plan is stale: the manifest \(paths.joined(separator: ", ")) changed since the plan was made. Nothing was sent; run plan again",
                 code: ExitCodes.stalePlan)

@@ -104,13 +104,19 @@ package enum SavedPlanDigest {
 }
 
 package enum ManifestDigest {
-    /// sha256 over every manifest file's path and bytes, in path order.
-    package static func of(_ sources: [String: [UInt8]]) -> String {
+    /// sha256 over every manifest file's path and bytes, in path order; a device file stands in by
+    /// `sha256:HEX` of its bytes, hashed as it was streamed (so saved plans made before device files were
+    /// streamed, whose digests covered their bytes, are stale; plans of YAML-only manifests are not).
+    package static func of(_ sources: [String: [UInt8]], deviceFiles: [String: String] = [:]) -> String {
         var hash = SHA256()
-        for path in sources.keys.sorted() {
+        for path in Set(sources.keys).union(deviceFiles.keys).sorted() {
             hash.update(data: Data(path.utf8))
             hash.update(data: Data([0]))
-            hash.update(data: Data(sources[path]!))
+            if let bytes = sources[path] {
+                hash.update(data: Data(bytes))
+            } else if let digest = deviceFiles[path] {
+                hash.update(data: Data("sha256:\(digest)".utf8))
+            }
             hash.update(data: Data([0]))
         }
         return hash.finalize().map { String(format: "%02x", $0) }.joined()

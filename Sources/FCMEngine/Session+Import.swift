@@ -135,7 +135,7 @@ extension Session {
         _ request: ImportRequest, _ draft: ImportDraft, desired: DesiredState, snapshot: StateSnapshot, store: any StateStore,
         claim: (String) throws -> Void, release: () -> Void
     ) async throws -> ImportOutcome {
-        var writer = ManifestWriter(header: draft.header, deviceNames: Set(request.loaded.resolution.deviceNames))
+        var writer = ManifestWriter(header: draft.header, deviceNames: Set(request.loaded.resolution.devices.names))
         for (section, entry) in draft.entries { writer.add(entry, to: section) }
         let text: String
         do {

@@ -6,9 +6,10 @@ import Foundation
 /// rotation is then an edit of one line. Every problem is reported at its file, line and column, like YAML's.
 struct DeviceFileReader {
     var diagnostics: [Diagnostic] = []
-    /// Label sets seen so far: an export repeats a few combinations (country, language, tier) over millions of
-    /// devices, and devices with equal labels share one dictionary's storage instead of holding a copy each.
-    private var labelSets = Set<[String: String]>()
+    /// The devices read, as columns (no `ManifestDevice` is kept per device).
+    var devices = DeviceTable()
+    /// A name defined a second time: the later place and the first.
+    var duplicates: [(name: String, at: SourceLocation, first: SourceLocation)] = []
 
     enum Format {
         case jsonLines
@@ -36,10 +37,11 @@ struct DeviceFileReader {
             + "(a missing line break, or a binary file named as a device file)"
     }
 
-    mutating func read(_ bytes: [UInt8], file: String, format: Format) -> [ManifestDevice] {
+    /// Reads `lines` to their end (or to a problem that stops the file).
+    mutating func read(_ lines: inout DeviceFileLines, file: String, format: Format) throws {
         switch format {
-        case .jsonLines: return jsonLines(bytes, file: file)
-        case .csv: return csv(bytes, file: file)
+        case .jsonLines: try jsonLines(&lines, file: file)
+        case .csv: try csv(&lines, file: file)
         }
     }
 
@@ -49,11 +51,14 @@ struct DeviceFileReader {
 
     // MARK: JSON Lines
 
-    mutating func jsonLines(_ bytes: [UInt8], file: String) -> [ManifestDevice] {
-        var devices: [ManifestDevice] = []
+    mutating func jsonLines(_ lines: inout DeviceFileLines, file: String) throws {
         var lineNumber = 0
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        while let item = try lines.next() {
             lineNumber += 1
+            guard case .line(let line, _) = item else {
+                if case .overlong(let count) = item { error(Self.tooLong(count), file, lineNumber) }
+                continue
+            }
             let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
             if trimmed.count > Self.maximumLineBytes {
                 error(Self.tooLong(trimmed.count), file, lineNumber)
@@ -72,12 +77,11 @@ struct DeviceFileReader {
                 error("this line is not a JSON object: each line of a JSON Lines device file is one device", file, lineNumber)
                 continue
             }
-            if let device = jsonDevice(object, file: file, line: lineNumber) { devices.append(device) }
+            jsonDevice(object, file: file, line: lineNumber)
         }
-        return devices
     }
 
-    mutating func jsonDevice(_ object: [String: Any], file: String, line: Int) -> ManifestDevice? {
+    mutating func jsonDevice(_ object: [String: Any], file: String, line: Int) {
         for key in object.keys.sorted() where !Self.jsonKeys.contains(key) {
             let hint = Suggestions.hint(for: key, in: Self.jsonKeys)
             error("unknown key '\(key)' in a device\(hint); a device has name, token or fid, and labels", file, line)
@@ -86,35 +90,32 @@ struct DeviceFileReader {
         if let raw = object["labels"] {
             guard let map = raw as? [String: Any], map.values.allSatisfy({ $0 is String }) else {
                 error("'labels' must be an object of strings, e.g. {\"site\": \"nyc\"}", file, line)
-                return nil
+                return
             }
             labels = map.mapValues { $0 as! String }
         }
-        return device(name: object["name"], token: object["token"], fid: object["fid"], labels: labels, file: file, line: line, column: 1)
+        device(name: object["name"], token: object["token"], fid: object["fid"], labels: labels, file: file, line: line, column: 1)
     }
 
-    mutating func device(name: Any?, token: Any?, fid: Any?, labels: [String: String], file: String, line: Int, column: Int) -> ManifestDevice? {
+    mutating func device(name: Any?, token: Any?, fid: Any?, labels: [String: String], file: String, line: Int, column: Int) {
         guard let name = name as? String, !name.isEmpty else {
             error("a device needs a non-empty string 'name'", file, line, column)
-            return nil
+            return
         }
         let ids: [(Registration.Kind, Any)] = [(.token, token), (.fid, fid)].compactMap { kind, value in value.map { (kind, $0) } }
         guard ids.count == 1, let text = ids[0].1 as? String, !text.isEmpty else {
             error("device/\(name) needs exactly one of 'token' or 'fid', a non-empty string", file, line, column)
-            return nil
+            return
         }
-        let location = SourceLocation(file: file, line: line, column: column)
-        return ManifestDevice(
-            name: Self.native(name), registration: Located(Self.native(text), at: location), kind: ids[0].0,
-            labels: shared(labels), location: location)
-    }
-
-    mutating func shared(_ labels: [String: String]) -> [String: String] {
-        guard !labels.isEmpty else { return [:] }
-        let native = Dictionary(uniqueKeysWithValues: labels.map { (Self.native($0.key), Self.native($0.value)) })
-        if let existing = labelSets.firstIndex(of: native) { return labelSets[existing] }
-        labelSets.insert(native)
-        return native
+        // Label sets repeat (an export has a few combinations over millions of devices): the table keeps each
+        // once, so only a new one is worth making native.
+        let native = labels.isEmpty ? labels : Dictionary(uniqueKeysWithValues: labels.map { (Self.native($0.key), Self.native($0.value)) })
+        if let first = devices.append(
+            name: Self.native(name), registration: Registration(value: text, kind: ids[0].0), labels: native, file: file, line: line,
+            column: column)
+        {
+            duplicates.append((name, SourceLocation(file: file, line: line, column: column), devices.location(at: first)))
+        }
     }
 
     /// Strings from JSONSerialization are bridged NSStrings, slow to hash and compare for the rest of the
@@ -127,32 +128,33 @@ struct DeviceFileReader {
 
     // MARK: CSV
 
-    mutating func csv(_ bytes: [UInt8], file: String) -> [ManifestDevice] {
-        var rows = CSVRows(bytes)
-        guard let header = rows.next() else {
+    mutating func csv(_ lines: inout DeviceFileLines, file: String) throws {
+        var rows = CSVRows(lines)
+        // The rows read the lines; what they read is handed back, so the caller's count and digest cover it.
+        defer { lines = rows.source }
+        guard let header = try rows.next() else {
             error("the CSV device file is empty: its first line names the columns (name, token, fid, labels.KEY)", file, 1)
-            return []
+            return
         }
         if let problem = rows.problem {
             error(problem, file, rows.line)
-            return []
+            return
         }
         var columns: [String: Int] = [:]
         for (index, name) in header.fields.enumerated() {
             guard ["name", "token", "fid"].contains(name) || (name.hasPrefix("labels.") && name.count > 7) else {
                 let hint = Suggestions.hint(for: name, in: ["name", "token", "fid"])
                 error("unknown column '\(name)'\(hint); columns are name, token, fid and labels.KEY", file, header.line)
-                return []
+                return
             }
             if columns.updateValue(index, forKey: name) != nil { error("column '\(name)' appears twice", file, header.line) }
         }
         guard columns["name"] != nil else {
             error("the header has no 'name' column", file, header.line)
-            return []
+            return
         }
         let labelColumns = columns.filter { $0.key.hasPrefix("labels.") }.map { (String($0.key.dropFirst(7)), $0.value) }
-        var devices: [ManifestDevice] = []
-        while let row = rows.next() {
+        while let row = try rows.next() {
             if row.fields == [""] { continue }
             guard row.fields.count == header.fields.count else {
                 error("\(row.fields.count) fields where the header has \(header.fields.count)", file, row.line)
@@ -163,14 +165,9 @@ struct DeviceFileReader {
             }
             var labels: [String: String] = [:]
             for (key, index) in labelColumns where !row.fields[index].isEmpty { labels[key] = row.fields[index] }
-            if let device = device(
-                name: value("name"), token: value("token"), fid: value("fid"), labels: labels, file: file, line: row.line, column: 1)
-            {
-                devices.append(device)
-            }
+            device(name: value("name"), token: value("token"), fid: value("fid"), labels: labels, file: file, line: row.line, column: 1)
         }
         if let problem = rows.problem { error(problem, file, rows.line) }
-        return devices
     }
 }
 

@@ -9,7 +9,7 @@ package struct Manifest: Sendable {
     package var project: ManifestProject?
     package var state: ManifestStateSettings?
     package var defaults: ManifestDefaults?
-    package var devices: [String: ManifestDevice] = [:]
+    package var devices = DeviceTable()
     /// `deviceFiles`: JSON Lines or CSV files of devices, relative to the manifest file that names them.
     package var deviceFiles: [Located<String>] = []
     package var groups: [String: ManifestGroup] = [:]

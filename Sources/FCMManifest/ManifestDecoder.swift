@@ -17,7 +17,7 @@ struct ManifestDecoder {
             case "project": manifest.project = project(value, at: keyNode.location)
             case "state": manifest.state = state(value, at: keyNode.location)
             case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
-            case "devices": manifest.devices = named(value, what: "devices") { $0.device($1, $2, at: $3) }
+            case "devices": manifest.devices = DeviceTable(named(value, what: "devices") { $0.device($1, $2, at: $3) })
             case "deviceFiles": manifest.deviceFiles = deviceFiles(value)
             case "groups": manifest.groups = named(value, what: "groups") { $0.group($1, $2, at: $3) }
             default: manifest.topics = named(value, what: "topics") { $0.topic($1, $2, at: $3) }

@@ -2,13 +2,16 @@ import FCMCore
 import Foundation
 
 /// The result of loading manifests: the merged manifest (nil when any error was found), every
-/// diagnostic, and the bytes of each file read so diagnostics can quote the offending line.
+/// diagnostic, and the bytes of each manifest file read so diagnostics can quote the offending line.
 package struct ManifestLoadResult: Sendable {
     /// nil when any error was found.
     package var manifest: Manifest?
     package var resolution: Resolution?
     package var diagnostics: [Diagnostic]
+    /// The YAML manifests' bytes, by path.
     package var sources: [String: [UInt8]]
+    /// Each device file's SHA-256 (hex), by path: device files are streamed, not kept.
+    package var deviceFileDigests: [String: String] = [:]
     /// The manifest files the paths named themselves: not those read through `include` or `deviceFiles`.
     package var ownFiles: [String] = []
     /// The manifest files read through `include` (as their paths resolve, e.g. `dev/../base/a.yaml`).
@@ -38,6 +41,7 @@ package struct ManifestLoader: Sendable {
     package func load(paths: [String]) -> ManifestLoadResult {
         var diagnostics: [Diagnostic] = []
         var sources: [String: [UInt8]] = [:]
+        var deviceFileDigests: [String: String] = [:]
         var parts: [Manifest] = []
         let confinement = PathConfinement(outsidePaths, firstPath: paths.first)
         // A worklist: `include` adds manifests as they are read; each file is read once, whoever names it.
@@ -111,16 +115,20 @@ package struct ManifestLoader: Sendable {
             part.includes = []
             parts.append(part)
             for entry in files {
-                parts.append(deviceFile(entry, of: file, confinement, diagnostics: &diagnostics, sources: &sources))
+                parts.append(deviceFile(entry, of: file, confinement, diagnostics: &diagnostics, digests: &deviceFileDigests))
             }
         }
-        let merged = merge(parts, diagnostics: &diagnostics)
+        var merged = merge(parts, diagnostics: &diagnostics)
+        parts = []
+        // In name order, so a device's place in the table is its position in `Resolution`.
+        merged.devices = merged.devices.sortedByName()
         let resolution = ManifestResolver(merged).resolve()
         diagnostics.append(contentsOf: resolution.diagnostics)
         diagnostics.append(contentsOf: ManifestRules.check(RuleContext(manifest: merged, resolution: resolution)))
         let sorted = diagnostics.sortedForDisplay()
         let ok = !sorted.hasErrors
         var result = ManifestLoadResult(manifest: ok ? merged : nil, resolution: ok ? resolution : nil, diagnostics: sorted, sources: sources)
+        result.deviceFileDigests = deviceFileDigests
         result.ownFiles = ownFiles
         result.includedFiles = includedFiles
         return result
@@ -129,7 +137,7 @@ package struct ManifestLoader: Sendable {
     /// One device file as a manifest part of its own, so a name defined twice is reported at both places.
     func deviceFile(
         _ entry: Located<String>, of manifest: String, _ confinement: PathConfinement, diagnostics: inout [Diagnostic],
-        sources: inout [String: [UInt8]]
+        digests: inout [String: String]
     ) -> Manifest {
         var part = Manifest()
         let path = Self.relative(entry.value, to: manifest)
@@ -138,32 +146,32 @@ package struct ManifestLoader: Sendable {
             diagnostics.append(.error("deviceFiles: \(refused)", at: entry.location))
             return part
         }
-        let bytes: [UInt8]
+        var reader = DeviceFileReader()
+        let byteCount: Int
         do {
-            bytes = try FileBytes.read(path)
+            var lines = try DeviceFileLines(path: path)
+            defer { lines.close() }
+            try reader.read(&lines, file: path, format: format)
+            // A problem that stops the reader (an unclosed quote) leaves bytes unread that the digest must cover.
+            while try lines.next() != nil {}
+            digests[path] = lines.digest
+            byteCount = lines.count
         } catch {
             diagnostics.append(
                 .error("cannot read the device file \(path): \(Self.reason(error)); check the path, relative to this manifest", at: entry.location))
             return part
         }
-        sources[path] = bytes
         part.files = [path]
-        var reader = DeviceFileReader()
-        for device in reader.read(bytes, file: path, format: format) {
-            if let first = part.devices[device.name] {
-                for place in [device.location, first.location] {
-                    diagnostics.append(.error("device/\(device.name) is defined twice in \(entry.value); keep one", at: place))
-                }
-                continue
-            }
-            part.devices[device.name] = device
+        part.devices = reader.devices
+        for (name, place, first) in reader.duplicates {
+            for place in [place, first] { diagnostics.append(.error("device/\(name) is defined twice in \(entry.value); keep one", at: place)) }
         }
         // An export that came out empty is the commonest way to lose a fleet: its devices' subscriptions would all
         // be removed. A file that is meant to hold no devices is better left out of `deviceFiles`.
         if part.devices.isEmpty && reader.diagnostics.isEmpty {
             diagnostics.append(
                 .error(
-                    "the device file \(entry.value) holds no devices\(format == .csv && !bytes.isEmpty ? " (a header and no rows)" : ""): "
+                    "the device file \(entry.value) holds no devices\(format == .csv && byteCount > 0 ? " (a header and no rows)" : ""): "
                         + "an export that came out empty would remove every subscription of its devices. Check the export; if the file is "
                         + "meant to be empty, take it out of deviceFiles",
                     at: entry.location))
@@ -241,7 +249,13 @@ package struct ManifestLoader: Sendable {
             merged.project = mergeSection(merged.project, part.project, name: "project", location: \.location, diagnostics: &diagnostics)
             merged.state = mergeSection(merged.state, part.state, name: "state", location: \.location, diagnostics: &diagnostics)
             merged.defaults = mergeSection(merged.defaults, part.defaults, name: "defaults", location: \.location, diagnostics: &diagnostics)
-            mergeNamed(into: &merged.devices, part.devices, kind: "device", location: \.location, diagnostics: &diagnostics)
+            for (first, second) in merged.devices.merge(part.devices) {
+                let earlier = merged.devices.location(at: first)
+                let later = part.devices.location(at: second)
+                let name = part.devices.name(at: second)
+                diagnostics.append(.error("device/\(name) is defined twice (also at \(earlier.file):\(earlier.line))", at: later))
+                diagnostics.append(.error("device/\(name) is defined twice (also at \(later.file):\(later.line))", at: earlier))
+            }
             mergeNamed(into: &merged.groups, part.groups, kind: "group", location: \.location, diagnostics: &diagnostics)
             mergeNamed(into: &merged.topics, part.topics, kind: "topic", location: \.location, diagnostics: &diagnostics)
         }
@@ -289,8 +303,10 @@ extension Manifest {
         let project = ProjectSettings(
             id: project?.id?.value ?? "", senderId: project?.senderId?.value ?? "", topicAPI: project?.topicApi?.value ?? .v1)
         var desired = DesiredState(project: project)
-        for (position, name) in resolution.deviceNames.enumerated() {
-            if let registration = resolution.deviceRegistrations[position] { desired.deviceNames[registration] = name }
+        let devices = resolution.devices
+        desired.deviceNames.reserveCapacity(devices.count)
+        for position in 0..<devices.count {
+            if let registration = devices.registration(at: position) { desired.deviceNames[registration] = devices.name(at: position) }
         }
         let defaultProtect = defaults?.protect?.value ?? false
         let defaultOwnership = defaults?.ownership?.value ?? .additive

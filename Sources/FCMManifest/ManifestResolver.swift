@@ -7,10 +7,10 @@ package struct ResolvedMember: Sendable {
     package var device: String?
 }
 
-/// A topic's members: devices by position in `Resolution.deviceNames` (cheap to count and compare at
+/// A topic's members: devices by position in `Resolution.devices` (cheap to count and compare at
 /// fleet scale: no string hashing), plus registrations written raw.
 package struct ResolvedTopicMembers: Sendable {
-    package var devices: [Int] = []
+    package var devices: [UInt32] = []
     package var raw: Set<Registration> = []
 
     package var count: Int { devices.count + raw.count }
@@ -18,9 +18,8 @@ package struct ResolvedTopicMembers: Sendable {
 
 /// Manifest members resolved to registrations: device names looked up, selectors evaluated.
 package struct Resolution: Sendable {
-    package var deviceNames: [String] = []
-    package var devicePositions: [String: Int] = [:]
-    package var deviceRegistrations: [Registration?] = []
+    /// The manifest's devices in name order: a device's position is its place here.
+    package var devices = DeviceTable()
     package var groupMembers: [String: [ResolvedMember]] = [:]
     /// Keyed by normalized topic name.
     package var topicMembers: [String: ResolvedTopicMembers] = [:]
@@ -29,14 +28,14 @@ package struct Resolution: Sendable {
     package var diagnostics: [Diagnostic] = []
 
     package func registration(ofDevice name: String) -> Registration? {
-        devicePositions[name].flatMap { deviceRegistrations[$0] }
+        devices.position(of: name).flatMap { devices.registration(at: $0) }
     }
 
     package func registrations(of members: ResolvedTopicMembers) -> Set<Registration> {
         var set = members.raw
         set.reserveCapacity(members.count)
         for position in members.devices {
-            if let registration = deviceRegistrations[position] { set.insert(registration) }
+            if let registration = devices.registration(at: Int(position)) { set.insert(registration) }
         }
         return set
     }
@@ -44,17 +43,11 @@ package struct Resolution: Sendable {
 
 struct ManifestResolver {
     let manifest: Manifest
-    let deviceNames: [String]
-    let labelIndex: [String: [String: [Int]]]
+    let devices: DeviceTable
 
     init(_ manifest: Manifest) {
         self.manifest = manifest
-        deviceNames = manifest.devices.keys.sorted()
-        var index: [String: [String: [Int]]] = [:]
-        for (position, name) in deviceNames.enumerated() {
-            for (key, value) in manifest.devices[name]!.labels { index[key, default: [:]][value, default: []].append(position) }
-        }
-        labelIndex = index
+        devices = manifest.devices.sortedByName()
     }
 
     /// Raw registrations are told from device names by shape: FIDs, legacy tokens (`instance:APA91b…`) and
@@ -65,39 +58,33 @@ struct ManifestResolver {
 
     func resolve() -> Resolution {
         var resolution = Resolution()
-        resolution.deviceNames = deviceNames
-        resolution.devicePositions.reserveCapacity(deviceNames.count)
-        resolution.deviceRegistrations.reserveCapacity(deviceNames.count)
-        for (position, name) in deviceNames.enumerated() {
-            let device = manifest.devices[name]!
-            resolution.devicePositions[name] = position
-            resolution.deviceRegistrations.append(device.registration.map { Registration(value: $0.value, kind: device.kind) })
-        }
+        resolution.devices = devices
         for (name, group) in manifest.groups {
             resolution.groupMembers[name] = group.members.compactMap { resolve($0, owner: "\(Address.group(name))", into: &resolution) }
         }
+        let selected = evaluate(manifest.topics.compactMap { name, topic in topic.selector.map { (topic: name, selector: $0) } })
         for (name, topic) in manifest.topics {
             var members = ResolvedTopicMembers()
-            var positions: [Int] = []
-            if let selector = topic.selector {
-                positions = evaluate(selector)
+            var positions: [UInt32] = []
+            if topic.selector != nil {
+                positions = selected[name] ?? []
                 resolution.selectorMatches[name] = positions.count
             }
-            var extra: [Int] = []
+            var extra: [UInt32] = []
             for reference in topic.members {
                 guard let member = resolve(reference, owner: "\(Address.topic(name))", into: &resolution) else { continue }
-                if let device = member.device, let position = resolution.devicePositions[device] {
-                    extra.append(position)
+                if let device = member.device, let position = devices.position(of: device) {
+                    extra.append(UInt32(position))
                 } else {
                     members.raw.insert(member.registration)
                 }
             }
             if !extra.isEmpty { positions = Array(Set(positions).union(extra)).sorted() }
-            var excluded = Set<Int>()
+            var excluded = Set<UInt32>()
             for reference in topic.exclude {
                 guard let member = resolve(reference, owner: "\(Address.topic(name)) exclude", into: &resolution) else { continue }
-                if let device = member.device, let position = resolution.devicePositions[device] {
-                    excluded.insert(position)
+                if let device = member.device, let position = devices.position(of: device) {
+                    excluded.insert(UInt32(position))
                 } else {
                     members.raw.remove(member.registration)
                 }
@@ -121,7 +108,7 @@ struct ManifestResolver {
                 return ResolvedMember(registration: Registration(inferring: located.value), location: located.location, device: nil)
             }
             var message = "\(owner): unknown device '\(located.value)'"
-            if let match = Suggestions.closest(to: located.value, in: deviceNames) {
+            if let match = Suggestions.closest(to: located.value, in: Array(devices.names)) {
                 message += "; did you mean '\(match)'?"
             } else {
                 message += "; declare it under 'devices', or write the registration as {token: …} or {fid: …}"
@@ -131,33 +118,32 @@ struct ManifestResolver {
         }
     }
 
-    /// Devices having every selector label with one of its values, as sorted positions in `deviceNames`.
-    func evaluate(_ selector: LabelSelector) -> [Int] {
-        var result: [Int]?
-        for (key, values) in selector.labels {
-            let byValue = labelIndex[key] ?? [:]
-            let matching = values.count == 1 ? (byValue[values[0]] ?? []) : Array(Set(values.flatMap { byValue[$0] ?? [] })).sorted()
-            result = result.map { Self.intersect($0, matching) } ?? matching
-            if result?.isEmpty == true { return [] }
+    /// The devices each selector matches, as sorted positions, by topic name. Each distinct label set is
+    /// tried against the selectors once, then one pass over the devices files each under the topics its
+    /// label set matched: no per-device copy of anything.
+    func evaluate(_ selectors: [(topic: String, selector: LabelSelector)]) -> [String: [UInt32]] {
+        guard !selectors.isEmpty else { return [:] }
+        let matchedBySet: [[Int]] = devices.labelSets.map { labels in
+            selectors.indices.filter { Self.matches(selectors[$0].selector, labels) }
         }
-        return result ?? []
-    }
-
-    static func intersect(_ a: [Int], _ b: [Int]) -> [Int] {
-        var out: [Int] = []
-        var i = 0
-        var j = 0
-        while i < a.count && j < b.count {
-            if a[i] == b[j] {
-                out.append(a[i])
-                i += 1
-                j += 1
-            } else if a[i] < b[j] {
-                i += 1
-            } else {
-                j += 1
+        var positions = [[UInt32]](repeating: [], count: selectors.count)
+        if matchedBySet.contains(where: { !$0.isEmpty }) {
+            // Counted first, so each topic's list is allocated once at its size (no doubling to a million).
+            var sizes = [Int](repeating: 0, count: selectors.count)
+            for position in 0..<devices.count {
+                for selector in matchedBySet[devices.labelSet(at: position)] { sizes[selector] += 1 }
+            }
+            for (selector, size) in sizes.enumerated() { positions[selector].reserveCapacity(size) }
+            for position in 0..<devices.count {
+                for selector in matchedBySet[devices.labelSet(at: position)] { positions[selector].append(UInt32(position)) }
             }
         }
-        return out
+        return Dictionary(uniqueKeysWithValues: zip(selectors.map(\.topic), positions))
+    }
+
+    /// Whether labels have every selector label with one of its values; a selector with no labels matches nothing.
+    static func matches(_ selector: LabelSelector, _ labels: [String: String]) -> Bool {
+        guard !selector.labels.isEmpty else { return false }
+        return selector.labels.allSatisfy { key, values in labels[key].map(values.contains) ?? false }
     }
 }

@@ -7,17 +7,23 @@ import FCMCore
 enum ControlCharacterRule: ManifestRule {
     static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
-        for device in context.manifest.devices.values.sorted(by: { $0.name < $1.name }) {
-            if let found = control(in: device.name) {
-                diagnostics.append(.error("a device name holds the control character \(found): \(visible(device.name))", at: device.location))
+        let devices = context.manifest.devices.sortedByName()
+        // Each distinct label set is looked at once; only devices with a flawed one, or a name beyond
+        // printable ASCII, are looked at one by one.
+        let flawedSets = devices.labelSets.map { labels in
+            labels.sorted(by: { $0.key < $1.key }).compactMap { key, value in (control(in: key) ?? control(in: value)).map { (key, value, $0) } }
+        }
+        for position in 0..<devices.count {
+            let flaws = flawedSets[devices.labelSet(at: position)]
+            if flaws.isEmpty && devices.nameIsPlainASCII(at: position) { continue }
+            let name = devices.name(at: position)
+            let location = devices.location(at: position)
+            if let found = control(in: name) {
+                diagnostics.append(.error("a device name holds the control character \(found): \(visible(name))", at: location))
             }
-            for (key, value) in device.labels.sorted(by: { $0.key < $1.key }) {
-                if let found = control(in: key) ?? control(in: value) {
-                    diagnostics.append(
-                        .error(
-                            "device/\(visible(device.name)): the label \(visible(key))=\(visible(value)) holds the control character \(found)",
-                            at: device.location))
-                }
+            for (key, value, found) in flaws {
+                diagnostics.append(
+                    .error("device/\(visible(name)): the label \(visible(key))=\(visible(value)) holds the control character \(found)", at: location))
             }
         }
         for group in context.manifest.groups.values.sorted(by: { $0.name < $1.name }) {

@@ -8,11 +8,12 @@ enum FIDShapeRule: ManifestRule {
 
     static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
-        for device in context.manifest.devices.values.sorted(by: { $0.name < $1.name }) where device.kind == .fid {
-            guard let registration = device.registration, !registration.value.isEmpty,
-                !Registration.looksLikeFID(registration.value)
-            else { continue }
-            diagnostics.append(.error("device/\(device.name): '\(registration.value)' \(problem)", at: registration.location))
+        let devices = context.manifest.devices.sortedByName()
+        for position in 0..<devices.count {
+            guard let registration = devices.registration(at: position), registration.kind == .fid else { continue }
+            let value = registration.value
+            guard !value.isEmpty, !Registration.looksLikeFID(value) else { continue }
+            diagnostics.append(.error("device/\(devices.name(at: position)): '\(value)' \(problem)", at: devices.registrationLocation(at: position)))
         }
         for (address, members) in context.manifest.memberLists {
             for case .explicit(let registration, let location) in members

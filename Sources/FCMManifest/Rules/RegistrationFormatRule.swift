@@ -4,9 +4,14 @@ import FCMCore
 enum RegistrationFormatRule: ManifestRule {
     static func check(_ context: RuleContext) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
-        for device in context.manifest.devices.values.sorted(by: { $0.name < $1.name }) {
-            guard let registration = device.registration, let problem = Registration.formatProblem(registration.value) else { continue }
-            diagnostics.append(.error("device/\(device.name): \(problem)", at: registration.location))
+        let devices = context.manifest.devices.sortedByName()
+        for position in 0..<devices.count {
+            // Printable ASCII of a sane length has no problem: no String is made for it.
+            guard let registration = devices.registration(at: position),
+                !registration.withUTF8({ (1...Registration.maximumLength).contains($0.count) && $0.allSatisfy { $0 > 0x20 && $0 < 0x7F } }),
+                let problem = Registration.formatProblem(registration.value)
+            else { continue }
+            diagnostics.append(.error("device/\(devices.name(at: position)): \(problem)", at: devices.registrationLocation(at: position)))
         }
         for (address, members) in context.manifest.memberLists {
             for member in members {

@@ -13,8 +13,8 @@ enum SelectorRule: ManifestRule {
         guard !empty.isEmpty else { return [] }
         // Built only when a selector matched nothing: a fleet whose selectors all match pays nothing here.
         var carried: [String: Set<String>] = [:]
-        for device in context.manifest.devices.values {
-            for (key, value) in device.labels { carried[key, default: []].insert(value) }
+        for labels in context.manifest.devices.labelSets {
+            for (key, value) in labels { carried[key, default: []].insert(value) }
         }
         return empty.sorted { $0.name < $1.name }.compactMap { topic in diagnostic(topic, carried: carried, devices: context.manifest.devices.count) }
     }

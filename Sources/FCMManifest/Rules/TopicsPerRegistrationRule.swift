@@ -7,19 +7,19 @@ enum TopicsPerRegistrationRule: ManifestRule {
     static func check(_ context: RuleContext) -> [Diagnostic] {
         let resolution = context.resolution
         // Counted by device position: a million subscriptions cost a million integer increments.
-        var perDevice = [Int](repeating: 0, count: resolution.deviceNames.count)
+        var perDevice = [UInt32](repeating: 0, count: resolution.devices.count)
         var perRaw: [Registration: Int] = [:]
         for members in resolution.topicMembers.values {
-            for position in members.devices { perDevice[position] += 1 }
+            for position in members.devices { perDevice[Int(position)] += 1 }
             for registration in members.raw { perRaw[registration, default: 0] += 1 }
         }
         var diagnostics: [Diagnostic] = []
-        for (position, count) in perDevice.enumerated() where count > limit {
-            let name = resolution.deviceNames[position]
+        for (position, count) in perDevice.enumerated() where Int(count) > limit {
+            let name = resolution.devices.name(at: position)
             diagnostics.append(
                 .error(
                     "device/\(name) is declared in \(count) topics; FCM allows at most \(limit) per registration",
-                    at: context.manifest.devices[name]?.location))
+                    at: resolution.devices.location(at: position)))
         }
         for (registration, count) in perRaw.sorted(by: { $0.key < $1.key }) where count > limit {
             diagnostics.append(
