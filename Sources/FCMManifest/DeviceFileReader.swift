@@ -66,11 +66,7 @@ struct DeviceFileReader {
             }
             if trimmed.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             if let line = DeviceLine.parse(trimmed) {
-                if let device = device(
-                    name: line.name, token: line.token, fid: line.fid, labels: line.labels, file: file, line: lineNumber, column: 1)
-                {
-                    devices.append(device)
-                }
+                device(name: line.name, token: line.token, fid: line.fid, labels: line.labels, file: file, line: lineNumber, column: 1)
                 continue
             }
             guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed)) as? [String: Any] else {
