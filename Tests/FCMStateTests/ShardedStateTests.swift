@@ -182,6 +182,32 @@ import Testing
         }
     }
 
+    /// Every byte of an index changed, one at a time: each change is refused or reads back as the same records
+    /// (as StateDamageTests does for a document), never as fewer.
+    @Test func everyByteOfTheIndexIsCoveredByItsChecks() async throws {
+        let storage = MemoryObjectStorage()
+        let store = store(storage, bits: 2)
+        _ = try await store.write(Self.sample(devices: 20), replacing: nil)
+        let original = try #require(try await storage.get("prod/state.json")).bytes
+        let expected = try await store.read().ledger
+        var refused = 0
+        for position in original.indices {
+            var damaged = original
+            damaged[position] = damaged[position] == UInt8(ascii: "4") ? UInt8(ascii: "6") : UInt8(ascii: "4")
+            _ = try await storage.put("prod/state.json", damaged, ifGenerationMatch: nil)
+            do {
+                let read = try await store.read().ledger
+                #expect(read == expected, "byte \(position) changed read as other records")
+            } catch {
+                refused += 1
+            }
+        }
+        #expect(refused > original.count * 9 / 10, "\(refused) of \(original.count)")
+        // The refusals were the damage's: the index as written still reads.
+        _ = try await storage.put("prod/state.json", original, ifGenerationMatch: nil)
+        #expect(try await store.read().ledger == expected)
+    }
+
     /// Killed after putting new shards and before the index: the old index still names whole old shards.
     @Test func aWriteStoppedBeforeTheIndexLeavesTheOldStateWhole() async throws {
         let storage = CountingStorage()
