@@ -1,4 +1,5 @@
 import FCMCore
+import FCMEngine
 import FCMState
 import FCMTestSupport
 import Foundation
@@ -146,5 +147,51 @@ import Testing
         try workspace.write(manifest(devices: [1, 2], topics: ["news": [1, 2], "all": [1]], authoritative: ["all"]))
         #expect(await fake.run(["apply", "--auto-approve"] + common(workspace)).code == 0)
         #expect(reads(fake) == 2)
+    }
+
+    /// What `UnreadCreates.forApply` leaves unread: new registrations, and only while nothing removable depends on them.
+    @Test func nothingIsLeftUnreadWhenARemovalCouldDependOnIt() {
+        let known = registration(1)
+        let new = registration(2)
+        let member = registration(3)
+        func desired(_ api: TopicAPI = .v1, news: Ownership = .additive, groups: [String: Set<Registration>] = [:]) -> DesiredState {
+            var desired = DesiredState(
+                project: ProjectSettings(id: "p", senderId: "42", topicAPI: api),
+                topics: ["news": DesiredTopic(name: "news", members: [known, new, member], ownership: news)])
+            for (name, members) in groups { desired.groups[name] = DesiredGroup(name: name, members: members) }
+            return desired
+        }
+        var ledger = Ledger(lineage: "L", serial: 1)
+        ledger.recordSubscription(known, topic: "news")
+        let all: Set<Registration> = [known, new, member]
+        #expect(UnreadCreates.forApply(desired: desired(), ledger: ledger, candidates: all) == [new, member])
+        #expect(UnreadCreates.forApply(desired: desired(.iid), ledger: ledger, candidates: all).isEmpty, "IID answers no 409")
+        #expect(UnreadCreates.forApply(desired: desired(news: .authoritative), ledger: ledger, candidates: all).isEmpty)
+        // A group declared as recorded: its members are read (FCM drops an unknown member silently), the rest not.
+        var grouped = ledger
+        grouped.recordGroup("fam", members: [member])
+        #expect(UnreadCreates.forApply(desired: desired(groups: ["fam": [member]]), ledger: grouped, candidates: all) == [new])
+        #expect(UnreadCreates.forApply(desired: desired(groups: ["fam": [member, new]]), ledger: grouped, candidates: all).isEmpty)
+        var undeclared = ledger
+        undeclared.recordSubscription(known, topic: "old")
+        #expect(UnreadCreates.forApply(desired: desired(), ledger: undeclared, candidates: all).isEmpty)
+        var pending = ledger
+        pending.pending.subscriptions["news"] = [member]
+        #expect(UnreadCreates.forApply(desired: desired(), ledger: pending, candidates: all).isEmpty)
+    }
+
+    @Test func aSavedPlanLeavesUnreadOnlyCreatesInAdditiveTopicsWithoutARecord() {
+        let (a, b, c, d) = (registration(1), registration(2), registration(3), registration(4))
+        var ledger = Ledger(lineage: "L", serial: 1)
+        ledger.recordSubscription(c, topic: "news")
+        ledger.pending.subscriptions["news"] = [d]
+        let plan = Plan(topics: [
+            TopicChange(name: "all", ownership: .authoritative, added: [b], removed: [], unchanged: 0),
+            TopicChange(name: "news", ownership: .additive, added: [a, b, c, d], removed: [], unchanged: 0),
+            TopicChange(name: "sport", ownership: .additive, added: [c], removed: [], unchanged: 0),
+            TopicChange(name: "weather", ownership: .additive, added: [], removed: [c], unchanged: 0),
+        ])
+        #expect(UnreadCreates.forSavedPlan(plan, ledger: ledger, topicAPI: .v1) == [a])
+        #expect(UnreadCreates.forSavedPlan(plan, ledger: ledger, topicAPI: .iid).isEmpty)
     }
 }
