@@ -18,38 +18,46 @@ package struct AppliedDeclarations: Hashable, Sendable {
         var applied = AppliedDeclarations()
         applied.registrations = Self.declarations(desired)
         for (name, group) in desired.groups {
-            applied.groups[name] = group.members.reduce(Self.fnv("group:" + name)) { $0 &+ Self.mix(Self.fnv($1.value)) }
+            applied.groups[name] = group.members.reduce(Self.fnv("group:" + name)) { $0 &+ Self.mix(Self.fnv($1)) }
         }
         return applied
     }
 
     /// Per registration, an order-independent sum over the topics declaring it.
     static func declarations(_ desired: DesiredState) -> [UInt64: UInt64] {
-        var result: [UInt64: UInt64] = [:]
+        keyed(desired).byKey
+    }
+
+    /// The same sums per registration, and the fingerprint key of each: the key (a hash of the registration's
+    /// bytes) is computed once per registration, not once per membership, and no String is made for it. Two
+    /// registrations whose keys collide share one sum, as they share one entry in the state.
+    static func keyed(_ desired: DesiredState) -> (byKey: [UInt64: UInt64], keys: [(Registration, UInt64)]) {
+        var sums: [Registration: UInt64] = [:]
         for topic in desired.topics.values {
             let topicHash = mix(fnv("topic:\(topic.name):\(topic.ownership.rawValue)"))
-            for member in topic.members {
-                result[fnv(member.value), default: 0] &+= topicHash
-            }
+            for member in topic.members { sums[member, default: 0] &+= topicHash }
         }
-        return result
+        var byKey = [UInt64: UInt64](minimumCapacity: sums.count)
+        var keys: [(Registration, UInt64)] = []
+        keys.reserveCapacity(sums.count)
+        for (registration, sum) in sums {
+            let key = fnv(registration)
+            keys.append((registration, key))
+            byKey[key, default: 0] &+= sum
+        }
+        return (byKey, keys)
     }
 
     /// Declared registrations whose declaration differs from the last apply (or that it did not know).
     package func changedRegistrations(in desired: DesiredState) -> Set<Registration> {
-        let now = Self.declarations(desired)
+        let (now, keys) = Self.keyed(desired)
         var changed = Set<Registration>()
-        for topic in desired.topics.values {
-            for member in topic.members {
-                let key = Self.fnv(member.value)
-                if registrations[key] != now[key] { changed.insert(member) }
-            }
-        }
+        for (registration, key) in keys where registrations[key] != now[key] { changed.insert(registration) }
         return changed
     }
 
     /// Whether the last apply's manifests declared the registration in a topic.
-    package func declares(_ registration: Registration) -> Bool { registrations[Self.fnv(registration.value)] != nil }
+    package func declares(_ registration: Registration) -> Bool { registrations[Self.fnv(registration)] != nil }
 
     /// Declared groups whose members differ from the last apply, and new ones.
     package func changedGroups(in desired: DesiredState) -> Set<String> {
@@ -62,7 +70,7 @@ package struct AppliedDeclarations: Hashable, Sendable {
     /// died since, that is drift, not a registration the manifest introduces.
     package mutating func forget(_ registrations: some Sequence<Registration>, previous: AppliedDeclarations = AppliedDeclarations()) {
         for registration in registrations {
-            let key = Self.fnv(registration.value)
+            let key = Self.fnv(registration)
             self.registrations[key] = previous.registrations[key] == nil ? nil : Self.unsettled
         }
     }
@@ -72,8 +80,16 @@ package struct AppliedDeclarations: Hashable, Sendable {
     static let unsettled: UInt64 = 0
 
     package static func fnv(_ text: String) -> UInt64 {
+        var text = text
+        return text.withUTF8(fnv)
+    }
+
+    /// The fingerprint key of a registration: `fnv` of its text, read where the table keeps it.
+    package static func fnv(_ registration: Registration) -> UInt64 { registration.withUTF8(fnv) }
+
+    static func fnv(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         return hash
     }
 

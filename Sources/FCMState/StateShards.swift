@@ -14,7 +14,7 @@ package enum StateShards {
     }
 
     static func shard(of registration: Registration, bits: Int) -> Int {
-        shard(of: AppliedDeclarations.fnv(registration.value), bits: bits)
+        shard(of: AppliedDeclarations.fnv(registration), bits: bits)
     }
 
     static func shard(ofGroup name: String, bits: Int) -> Int {
