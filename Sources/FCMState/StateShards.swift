@@ -30,9 +30,12 @@ package enum StateShards {
 
     /// The fragments of `ledger`, `1 << bits` of them, each a ledger of its lineage at serial 0 (so a fragment's
     /// bytes change only when its records do). Project and merged runs belong to the index, not to a fragment.
-    /// A device name goes where its registration's records are: its own shard if it is in a topic, else the
-    /// shard of the first group (by name) holding it; a name of a registration recorded nowhere is dropped, as
-    /// the single document drops it.
+    /// A group's own record (its protection, its applied fingerprint, its pending state) is in the shard of its
+    /// name, and each of its members in the shard of that registration, beside its topics and device name (with no
+    /// protection there, so protecting a group rewrites one shard): a token is written once, where its other
+    /// records are, not again in every group's shard. A device name goes where its registration's records are (a
+    /// registration only in a pending group's members: that group's shard); a name of a registration recorded
+    /// nowhere is dropped, as the single document drops it.
     package static func split(_ ledger: Ledger, bits: Int) -> [Ledger] {
         var parts = (0..<(1 << bits)).map { _ in Ledger(lineage: ledger.lineage, serial: 0) }
         var home: [Registration: Int] = [:]
@@ -48,23 +51,21 @@ package enum StateShards {
         for (topic, members) in ledger.pending.subscriptions {
             for member in members { parts[place(member)].pending.subscriptions[topic, default: []].insert(member) }
         }
-        var groupHome: [Registration: (name: String, shard: Int)] = [:]
-        func settle(_ members: Set<Registration>, in name: String, shard index: Int) {
-            for member in members where home[member] == nil {
-                if let known = groupHome[member], known.name <= name { continue }
-                groupHome[member] = (name, index)
+        for (name, group) in ledger.groups {
+            parts[shard(ofGroup: name, bits: bits)].groups[name] = LedgerGroup(members: [], protect: group.protect)
+            for member in group.members {
+                parts[place(member)].groups[name, default: LedgerGroup(members: [], protect: false)].members.insert(member)
             }
         }
-        for (name, group) in ledger.groups {
-            let index = shard(ofGroup: name, bits: bits)
-            parts[index].groups[name] = group
-            settle(group.members, in: name, shard: index)
-        }
+        var groupHome: [Registration: (name: String, shard: Int)] = [:]
         for name in ledger.pending.groups { parts[shard(ofGroup: name, bits: bits)].pending.groups.insert(name) }
         for (name, members) in ledger.pending.groupMembers {
             let index = shard(ofGroup: name, bits: bits)
             parts[index].pending.groupMembers[name] = members
-            settle(members, in: name, shard: index)
+            for member in members where home[member] == nil {
+                if let known = groupHome[member], known.name <= name { continue }
+                groupHome[member] = (name, index)
+            }
         }
         for (name, digest) in ledger.applied.groups { parts[shard(ofGroup: name, bits: bits)].applied.groups[name] = digest }
         for (key, digest) in ledger.applied.registrations { parts[shard(of: key, bits: bits)].applied.registrations[key] = digest }
@@ -78,7 +79,10 @@ package enum StateShards {
     package static func merge(_ part: Ledger, into ledger: inout Ledger) {
         for (topic, members) in part.topics { ledger.topics[topic, default: []].formUnion(members) }
         for (topic, members) in part.pending.subscriptions { ledger.pending.subscriptions[topic, default: []].formUnion(members) }
-        ledger.groups.merge(part.groups) { first, _ in first }
+        // A group is in the shard of its name and, member by member, in its members' shards.
+        ledger.groups.merge(part.groups) { held, more in
+            LedgerGroup(members: held.members.union(more.members), protect: held.protect || more.protect)
+        }
         ledger.pending.groups.formUnion(part.pending.groups)
         ledger.pending.groupMembers.merge(part.pending.groupMembers) { first, _ in first }
         ledger.applied.groups.merge(part.applied.groups) { first, _ in first }

@@ -55,8 +55,25 @@ import Testing
         ledger.recordSubscription(Registration(value: "fixed-token", kind: .token), topic: "news")
         ledger.recordGroup("fixed-group", members: [Registration(value: "fixed-token", kind: .token)])
         let parts = StateShards.split(ledger, bits: 8)
-        #expect(parts.firstIndex { !$0.topics.isEmpty } == 83)
-        #expect(parts.firstIndex { !$0.groups.isEmpty } == 151)
+        #expect(parts.indices.filter { !parts[$0].topics.isEmpty } == [83])
+        // The group's record in its name's shard, its member beside that registration's other records.
+        #expect(parts.indices.filter { !parts[$0].groups.isEmpty } == [83, 151])
+        #expect(parts[151].groups["fixed-group"]?.members.isEmpty == true)
+        #expect(parts[83].groups["fixed-group"]?.members == [Registration(value: "fixed-token", kind: .token)])
+    }
+
+    /// A registration's bytes are written in one shard, whatever groups and topics hold it: a fleet whose every
+    /// device is in a group once wrote each token twice.
+    @Test func aRegistrationIsWrittenInOneShard() {
+        let parts = StateShards.split(Self.sample(), bits: 3)
+        var seen: [Registration: Int] = [:]
+        for (index, part) in parts.enumerated() {
+            var here = Set<Registration>()
+            for members in part.topics.values { here.formUnion(members) }
+            for group in part.groups.values { here.formUnion(group.members) }
+            for registration in here { #expect(seen.updateValue(index, forKey: registration) == nil, "\(registration) in two shards") }
+        }
+        #expect(seen.count == 200 + 12 * 5)
     }
 
     @Test func theShardCountFollowsTheSize() {

@@ -8,6 +8,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.environ.get("FCM_BUILD_DIR", os.path.join(ROOT, ".build/release"))
 
 
+def state_bytes(state):
+    """A state's bytes on disk: the file, and when it is an index, the shards beside it (`state.json.shards/`)."""
+    total = os.path.getsize(state)
+    shards = state + ".shards"
+    if os.path.isdir(shards):
+        total += sum(os.path.getsize(os.path.join(shards, name)) for name in os.listdir(shards))
+    return total
+
+
 def generate_fleet(out, *flags):
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts/bench/generate_fleet.py"), "--out", out, *flags], check=True)
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import BUILD, Emulator, generate_fleet
+from benchlib import BUILD, Emulator, generate_fleet, state_bytes
 
 
 def measure(command, env):
@@ -67,7 +67,7 @@ def main():
                 failed = True
                 break
         if os.path.exists(state):
-            print(f"state: {os.path.getsize(state) / 1e6:.1f} MB")
+            print(f"state: {state_bytes(state) / 1e6:.1f} MB")
     finally:
         emulator.stop()
         if not args.fleet:

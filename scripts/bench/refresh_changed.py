@@ -19,7 +19,7 @@ import tempfile
 import time
 import urllib.request
 
-from benchlib import BUILD, Emulator, generate_fleet
+from benchlib import BUILD, Emulator, generate_fleet, state_bytes
 
 
 def stats(base):
@@ -56,7 +56,7 @@ def main():
         common = ["-f", fleet, "--state", state, "--qps", "0"]
         seconds, applied = timed([fcmctl, "apply", "--auto-approve"] + common, env)
         assert applied.returncode == 0, applied.stderr
-        print(f"apply of the fleet: {seconds:.1f} s; state {os.path.getsize(state) / 1e6:.1f} MB")
+        print(f"apply of the fleet: {seconds:.1f} s; state {state_bytes(state) / 1e6:.1f} MB")
 
         with open(os.path.join(fleet, "pr.yaml"), "w") as out:
             out.write("topics:\n  pr-canary:\n    members:\n")
