@@ -52,33 +52,7 @@ package struct ShardIndex: Sendable, Equatable {
 
     func encode() -> [UInt8] {
         var out = JSONWriter(capacity: 256 + shards.count * 160)
-        out.raw("{\n\"version\": ")
-        out.int(Self.version)
-        out.raw(",\n\"lineage\": ")
-        out.string(lineage)
-        out.raw(",\n\"serial\": ")
-        out.int(serial)
-        if !project.isEmpty {
-            out.raw(",\n\"project\": {")
-            if !project.id.isEmpty {
-                out.raw("\"id\": ")
-                out.string(project.id)
-            }
-            if !project.senderId.isEmpty {
-                if !project.id.isEmpty { out.raw(", ") }
-                out.raw("\"sender_id\": ")
-                out.string(project.senderId)
-            }
-            out.raw("}")
-        }
-        if !mergedRuns.isEmpty {
-            out.raw(",\n\"merged_runs\": [")
-            for (index, run) in mergedRuns.sorted().enumerated() {
-                if index > 0 { out.raw(", ") }
-                out.string(run)
-            }
-            out.raw("]")
-        }
+        StateFileEncoder.header(&out, version: Self.version, lineage: lineage, serial: serial, project: project, mergedRuns: mergedRuns)
         out.raw(",\n\"shard_count\": ")
         out.int(shards.count)
         out.raw(",\n\"shards\": [")
@@ -92,12 +66,7 @@ package struct ShardIndex: Sendable, Equatable {
             out.raw("}")
         }
         out.raw("\n]")
-        var bytes = out.bytes
-        let digest = StateFileFormat.checksum(bytes[...])
-        bytes.append(contentsOf: Array(StateFileFormat.checksumField.utf8))
-        bytes.append(contentsOf: Array(digest.utf8))
-        bytes.append(contentsOf: Array("\"\n}\n".utf8))
-        return bytes
+        return StateFileEncoder.sealed(out)
     }
 
     /// Whether `bytes` are an index rather than a state document: the version it names, read from the head

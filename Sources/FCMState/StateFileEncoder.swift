@@ -39,32 +39,36 @@ struct StateFileEncoder {
         deviceNames()
         applied()
         pending()
-        var bytes = out.bytes
-        let digest = StateFileFormat.checksum(bytes[...])
-        bytes.append(contentsOf: Array(StateFileFormat.checksumField.utf8))
-        bytes.append(contentsOf: Array(digest.utf8))
-        bytes.append(contentsOf: Array("\"\n}\n".utf8))
-        return bytes
+        return Self.sealed(out)
     }
 
     private mutating func header(mergedRuns: Set<String>) {
+        Self.header(
+            &out, version: StateFileFormat.currentVersion, lineage: ledger.lineage, serial: ledger.serial, project: ledger.project,
+            mergedRuns: mergedRuns)
+    }
+
+    /// The head a state document and a shard index share: version, lineage, serial, project, merged runs.
+    static func header(
+        _ out: inout JSONWriter, version: Int, lineage: String, serial: Int, project: ProjectBinding, mergedRuns: Set<String>
+    ) {
         out.raw("{\n\"version\": ")
-        out.int(StateFileFormat.currentVersion)
+        out.int(version)
         out.raw(",\n\"lineage\": ")
-        out.string(ledger.lineage)
+        out.string(lineage)
         out.raw(",\n\"serial\": ")
-        out.int(ledger.serial)
-        if !ledger.project.isEmpty {
+        out.int(serial)
+        if !project.isEmpty {
             // Known parts only: an empty id is "unknown", not a project called "".
             out.raw(",\n\"project\": {")
-            if !ledger.project.id.isEmpty {
+            if !project.id.isEmpty {
                 out.raw("\"id\": ")
-                out.string(ledger.project.id)
+                out.string(project.id)
             }
-            if !ledger.project.senderId.isEmpty {
-                if !ledger.project.id.isEmpty { out.raw(", ") }
+            if !project.senderId.isEmpty {
+                if !project.id.isEmpty { out.raw(", ") }
                 out.raw("\"sender_id\": ")
-                out.string(ledger.project.senderId)
+                out.string(project.senderId)
             }
             out.raw("}")
         }
@@ -76,6 +80,16 @@ struct StateFileEncoder {
             }
             out.raw("]")
         }
+    }
+
+    /// The document's bytes with its checksum, of everything before it, as the last field.
+    static func sealed(_ out: JSONWriter) -> [UInt8] {
+        var bytes = out.bytes
+        let digest = StateFileFormat.checksum(bytes[...])
+        bytes.append(contentsOf: Array(StateFileFormat.checksumField.utf8))
+        bytes.append(contentsOf: Array(digest.utf8))
+        bytes.append(contentsOf: Array("\"\n}\n".utf8))
+        return bytes
     }
 
     private mutating func groups() {
