@@ -54,7 +54,7 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
 
     /// Calls `body` with the registration's UTF-8 bytes, where they are kept: no String is made.
     package func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try body(RegistrationTable.shared.bytes(handle))
+        try RegistrationTable.shared.withText(handle, body)
     }
 
     package static func == (lhs: Registration, rhs: Registration) -> Bool { lhs.handle == rhs.handle }
@@ -124,24 +124,33 @@ package struct Redactor: Sendable {
     }
 }
 
-/// The process's registrations, each stored once: the bytes in an append-only arena, an 8-byte record each
-/// saying where, and an open-addressing index of 4-byte slots for interning. A `Registration` is a 4-byte index
+/// The process's registrations, each stored once: the bytes in an append-only arena (packed at 6 bits a
+/// character where the text allows, `RegistrationPacking`), an 8-byte record each saying where, and an
+/// open-addressing index of 4-byte slots for interning. A `Registration` is a 4-byte index
 /// into the records. Chunks are never moved or freed (a handle stays valid for the process's life: a command
 /// reads a fleet once), so reading a registration takes no lock: a handle reaches another thread only through
 /// something that orders memory (a lock, a task, a queue), after its record was written.
 package final class RegistrationTable: @unchecked Sendable {
-    /// A record, packed: the arena chunk (16 bits), the offset in it (20), whether a FID (1), the length (27).
+    /// A record in one word: the arena chunk (16 bits), the offset in it (20), whether a FID (1), whether its
+    /// bytes are packed (1), the text's length (26).
     struct Record {
-        let packed: UInt64
+        let word: UInt64
 
-        init(chunk: Int, offset: Int, kind: Registration.Kind, count: Int) {
-            packed = UInt64(chunk) << 48 | UInt64(offset) << 28 | (kind == .fid ? 1 << 27 : 0) | UInt64(count)
+        init(chunk: Int, offset: Int, kind: Registration.Kind, packed: Bool, count: Int) {
+            word = UInt64(chunk) << 48 | UInt64(offset) << 28 | (kind == .fid ? 1 << 27 : 0) | (packed ? 1 << 26 : 0) | UInt64(count)
         }
 
-        var chunk: Int { Int(packed >> 48) }
-        var offset: Int { Int((packed >> 28) & 0xF_FFFF) }
-        var kind: Registration.Kind { packed & (1 << 27) != 0 ? .fid : .token }
-        var count: Int { Int(packed & 0x7FF_FFFF) }
+        var chunk: Int { Int(word >> 48) }
+        var offset: Int { Int((word >> 28) & 0xF_FFFF) }
+        var kind: Registration.Kind { word & (1 << 27) != 0 ? .fid : .token }
+        var packed: Bool { word & (1 << 26) != 0 }
+        var count: Int { Int(word & 0x3FF_FFFF) }
+    }
+
+    /// Text as the table keeps it: packed, or as it is.
+    struct Stored {
+        let bytes: UnsafeRawBufferPointer
+        let packed: Bool
     }
 
     static let recordsPerChunkShift = 16
@@ -190,43 +199,93 @@ package final class RegistrationTable: @unchecked Sendable {
         records[Int(handle >> UInt32(Self.recordsPerChunkShift))]![Int(handle & UInt32(Self.recordsPerChunk - 1))]
     }
 
-    @inline(__always) func bytes(_ record: Record) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: arena[record.chunk]! + record.offset, count: record.count)
+    /// The record's bytes in the arena, as kept.
+    @inline(__always) func stored(_ record: Record) -> UnsafeBufferPointer<UInt8> {
+        let start = arena[record.chunk]! + record.offset
+        let count = record.packed ? RegistrationPacking.packedCount(characters: record.count, head: start[0]) : record.count
+        return UnsafeBufferPointer(start: start, count: count)
     }
 
-    func bytes(_ handle: UInt32) -> UnsafeBufferPointer<UInt8> { bytes(record(handle)) }
+    /// Calls `body` with the registration's text: where it is kept, or unpacked on the stack.
+    func withText<Result>(_ handle: UInt32, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        let found = record(handle)
+        let bytes = stored(found)
+        guard found.packed else { return try body(bytes) }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: found.count) { text in
+            RegistrationPacking.unpack(bytes.baseAddress!, characters: found.count, into: text.baseAddress!)
+            return try body(UnsafeBufferPointer(text))
+        }
+    }
 
-    func value(_ handle: UInt32) -> String { String(decoding: bytes(handle), as: UTF8.self) }
+    func value(_ handle: UInt32) -> String {
+        let found = record(handle)
+        let bytes = stored(found)
+        guard found.packed else { return String(decoding: bytes, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: found.count) { text in
+            RegistrationPacking.unpack(bytes.baseAddress!, characters: found.count, into: text.baseAddress!)
+            return found.count
+        }
+    }
 
     func kind(_ handle: UInt32) -> Registration.Kind { record(handle).kind }
 
     func precedes(_ lhs: UInt32, _ rhs: UInt32) -> Bool {
         let a = record(lhs)
         let b = record(rhs)
-        let common = min(a.count, b.count)
-        let order = common == 0 ? 0 : memcmp(bytes(a).baseAddress!, bytes(b).baseAddress!, common)
+        let order: Int32
+        let storedA = stored(a)
+        let storedB = stored(b)
+        if a.packed, b.packed, storedA[0] == storedB[0] {
+            // The ':' at the same place in both (or in neither): the codes compare as the text does.
+            let common = min(storedA.count, storedB.count) - 1
+            order = common <= 0 ? 0 : memcmp(storedA.baseAddress! + 1, storedB.baseAddress! + 1, common)
+        } else if !a.packed, !b.packed {
+            let common = min(a.count, b.count)
+            order = common == 0 ? 0 : memcmp(storedA.baseAddress!, storedB.baseAddress!, common)
+        } else {
+            order = withText(lhs) { left in
+                withText(rhs) { right in
+                    let common = min(left.count, right.count)
+                    return common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                }
+            }
+        }
         if order != 0 { return order < 0 }
         if a.count != b.count { return a.count < b.count }
         return a.kind == .token && b.kind == .fid
     }
 
-    static func hash(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> Int {
+    static func hash(_ stored: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> Int {
         var hasher = Hasher()
-        hasher.combine(bytes: bytes)
+        hasher.combine(bytes: stored)
         hasher.combine(kind == .token)
         return hasher.finalize()
     }
 
-    /// The handle of these bytes as `kind`, or the empty slot where it would go.
-    private func find(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind, hash: Int, in state: Interning) -> (UInt32?, Int) {
+    /// Calls `body` with `text` as the table would keep it, packed on the stack where it packs.
+    private func withStoredForm<Result>(_ text: UnsafeRawBufferPointer, _ body: (Stored) -> Result) -> Result {
+        guard text.count >= RegistrationPacking.minimumCount else { return body(Stored(bytes: text, packed: false)) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: text.count) { buffer in
+            guard let count = RegistrationPacking.pack(text, into: buffer.baseAddress!) else {
+                return body(Stored(bytes: text, packed: false))
+            }
+            return body(Stored(bytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: count), packed: true))
+        }
+    }
+
+    /// The handle of text of `count` bytes as `kind`, kept as `form`, or the empty slot where it would go.
+    private func find(_ form: Stored, count: Int, _ kind: Registration.Kind, hash: Int, in state: Interning) -> (UInt32?, Int) {
         var position = hash & state.mask
         while true {
             let slot = state.slots[position]
             if slot == 0 { return (nil, position) }
             let handle = slot - 1
             let found = record(handle)
-            if found.kind == kind, found.count == bytes.count,
-                bytes.isEmpty || memcmp(self.bytes(found).baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            // The head byte is compared first: it says how many bytes the stored form has.
+            if found.kind == kind, found.count == count, found.packed == form.packed,
+                form.bytes.isEmpty
+                    || (arena[found.chunk]![found.offset] == form.bytes[0]
+                        && memcmp(arena[found.chunk]! + found.offset, form.bytes.baseAddress!, form.bytes.count) == 0)
             {
                 return (handle, position)
             }
@@ -235,23 +294,29 @@ package final class RegistrationTable: @unchecked Sendable {
     }
 
     func existing(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> UInt32? {
-        let hash = Self.hash(bytes, kind)
-        return interning.withLock { state in find(bytes, kind, hash: hash, in: state).0 }
+        withStoredForm(bytes) { form in
+            let hash = Self.hash(form.bytes, kind)
+            return interning.withLock { state in find(form, count: bytes.count, kind, hash: hash, in: state).0 }
+        }
     }
 
     func intern(_ bytes: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> UInt32 {
-        let hash = Self.hash(bytes, kind)
+        withStoredForm(bytes) { form in intern(form, count: bytes.count, kind) }
+    }
+
+    private func intern(_ form: Stored, count: Int, _ kind: Registration.Kind) -> UInt32 {
+        let hash = Self.hash(form.bytes, kind)
         return interning.withLock { state in
-            let (found, position) = find(bytes, kind, hash: hash, in: state)
+            let (found, position) = find(form, count: count, kind, hash: hash, in: state)
             if let found { return found }
             precondition(state.count < Int(UInt32.max) - 1, "more registrations than a handle can name")
-            precondition(bytes.count <= 0x7FF_FFFF, "a registration of \(bytes.count) bytes")
+            precondition(count <= 0x3FF_FFFF, "a registration of \(count) bytes")
             let handle = UInt32(state.count)
-            let (chunk, offset) = store(bytes, &state)
+            let (chunk, offset) = store(form.bytes, &state)
             let recordChunk = Int(handle >> UInt32(Self.recordsPerChunkShift))
             if records[recordChunk] == nil { records[recordChunk] = .allocate(capacity: Self.recordsPerChunk) }
             (records[recordChunk]! + Int(handle & UInt32(Self.recordsPerChunk - 1))).initialize(
-                to: Record(chunk: chunk, offset: offset, kind: kind, count: bytes.count))
+                to: Record(chunk: chunk, offset: offset, kind: kind, packed: form.packed, count: count))
             state.slots[position] = handle + 1
             state.count += 1
             if state.count * 10 > (state.mask + 1) * 7 { grow(&state) }
@@ -293,7 +358,7 @@ package final class RegistrationTable: @unchecked Sendable {
             let slot = state.slots[old]
             if slot == 0 { continue }
             let found = record(slot - 1)
-            var position = Self.hash(UnsafeRawBufferPointer(bytes(found)), found.kind) & mask
+            var position = Self.hash(UnsafeRawBufferPointer(stored(found)), found.kind) & mask
             while slots[position] != 0 { position = (position + 1) & mask }
             slots[position] = slot
         }

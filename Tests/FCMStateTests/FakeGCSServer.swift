@@ -42,7 +42,7 @@ final class FakeGCSServer {
             let port = try Self.freePort()
             let base = "http://127.0.0.1:\(port)"
             let errors = FileManager.default.temporaryDirectory.appendingPathComponent("fake-gcs-\(port)-\(UUID().uuidString).log")
-            FileManager.default.createFile(atPath: errors.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             defer { try? FileManager.default.removeItem(at: errors) }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
