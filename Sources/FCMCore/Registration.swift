@@ -57,6 +57,10 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
         try RegistrationTable.shared.withText(handle, body)
     }
 
+    /// Whether the text is 1 to `maximumLength` visible ASCII characters (no space, no control character): a
+    /// registration no rule needs to look at closer. Packed text is, by what packing takes, so it is not unpacked.
+    package var isVisibleASCII: Bool { RegistrationTable.shared.isVisibleASCII(handle) }
+
     package static func == (lhs: Registration, rhs: Registration) -> Bool { lhs.handle == rhs.handle }
 
     package func hash(into hasher: inout Hasher) { hasher.combine(handle) }
@@ -228,6 +232,12 @@ package final class RegistrationTable: @unchecked Sendable {
     }
 
     func kind(_ handle: UInt32) -> Registration.Kind { record(handle).kind }
+
+    func isVisibleASCII(_ handle: UInt32) -> Bool {
+        let found = record(handle)
+        guard (1...Registration.maximumLength).contains(found.count) else { return false }
+        return found.packed || stored(found).allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
 
     func precedes(_ lhs: UInt32, _ rhs: UInt32) -> Bool {
         let a = record(lhs)

@@ -8,7 +8,7 @@ enum RegistrationFormatRule: ManifestRule {
         for position in 0..<devices.count {
             // Printable ASCII of a sane length has no problem: no String is made for it.
             guard let registration = devices.registration(at: position),
-                !registration.withUTF8({ (1...Registration.maximumLength).contains($0.count) && $0.allSatisfy { $0 > 0x20 && $0 < 0x7F } }),
+                !registration.isVisibleASCII,
                 let problem = Registration.formatProblem(registration.value)
             else { continue }
             diagnostics.append(.error("device/\(devices.name(at: position)): \(problem)", at: devices.registrationLocation(at: position)))
