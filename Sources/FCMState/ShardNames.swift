@@ -6,9 +6,10 @@ import FCMCore
 ///
 /// A number keeps its name from one write to the next: a name no record uses any longer leaves a hole (`null`),
 /// a new name takes the lowest hole or the next number, so adding a topic or group rewrites the index and the
-/// shards that hold it, not every shard. A hole may be given to another name by a later write; no shard still
-/// refers to it then (every shard is encoded anew from the ledger, and one whose bytes stay the same refers to
-/// no name that went). Holes are closed up, renumbering every name, once they outnumber the names in use.
+/// shards that hold it, not every shard. A hole may be given to another name by a later write: a shard is only
+/// ever read with the names of the index that names it, and every write encodes every shard anew with its own
+/// numbers, so a shard object an old and a new index both name reads under each as that index's ledger. Holes
+/// are closed up, renumbering every name, once they outnumber the names in use.
 package struct ShardNames: Sendable, Equatable {
     package var topics: [String?] = []
     package var groups: [String?] = []
