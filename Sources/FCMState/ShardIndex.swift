@@ -11,6 +11,8 @@ import FCMCore
 ///     "serial": 12,
 ///     "project": {"id": "…"},
 ///     "shard_count": 4,
+///     "topic_names": ["news", null, "weather"],
+///     "group_names": ["appUser-Chris"],
 ///     "shards": [
 ///       {"object": "state.json.shards/0000-1f2e….json", "sha256": "…", "bytes": 1234},
 ///       …
@@ -18,8 +20,8 @@ import FCMCore
 ///     "checksum": "sha256:…"
 ///     }
 ///
-/// Shard `i` holds the records StateShards.split puts in shard `i`, as a version-4 state document (a fragment:
-/// lineage of the state, serial 0). An object's name carries a prefix of its SHA-256, so a shard is never
+/// Shard `i` holds the records StateShards.split puts in shard `i`, as ShardEncoder writes them: topics and
+/// groups by their number in `topic_names` and `group_names` (ShardNames). An object's name carries a prefix of its SHA-256, so a shard is never
 /// rewritten in place: a write puts only shards whose bytes changed, and the old index still names whole old
 /// shards until the new one replaces it. An fcmctl that knows only version 4 refuses an index by its version.
 package struct ShardIndex: Sendable, Equatable {
@@ -37,10 +39,13 @@ package struct ShardIndex: Sendable, Equatable {
     package var project: ProjectBinding
     package var mergedRuns: Set<String>
     package var shards: [Entry]
+    package var names = ShardNames()
 
     package var bits: Int { shards.count.trailingZeroBitCount }
 
-    static let knownFields: Set<String> = ["version", "lineage", "serial", "project", "merged_runs", "shard_count", "shards", "checksum"]
+    static let knownFields: Set<String> = [
+        "version", "lineage", "serial", "project", "merged_runs", "shard_count", "topic_names", "group_names", "shards", "checksum",
+    ]
 
     /// The object name of shard `index` with these bytes, relative to the state's location.
     static func objectName(stateName: String, index: Int, digest: String) -> String {
@@ -51,10 +56,14 @@ package struct ShardIndex: Sendable, Equatable {
     static func sha256(_ bytes: [UInt8]) -> String { StateFileFormat.checksum(bytes[...]) }
 
     func encode() -> [UInt8] {
-        var out = JSONWriter(capacity: 256 + shards.count * 160)
+        var out = JSONWriter(capacity: 256 + shards.count * 160 + (names.topics.count + names.groups.count) * 32)
         StateFileEncoder.header(&out, version: Self.version, lineage: lineage, serial: serial, project: project, mergedRuns: mergedRuns)
         out.raw(",\n\"shard_count\": ")
         out.int(shards.count)
+        out.raw(",\n\"topic_names\": ")
+        ShardNames.encodeTable(names.topics, into: &out)
+        out.raw(",\n\"group_names\": ")
+        ShardNames.encodeTable(names.groups, into: &out)
         out.raw(",\n\"shards\": [")
         for (index, entry) in shards.enumerated() {
             out.raw(index == 0 ? "\n  {\"object\": " : ",\n  {\"object\": ")
@@ -114,6 +123,9 @@ package struct ShardIndex: Sendable, Equatable {
         }
         let project = try StateFileFormat.decodeProject(document["project"], invalid: invalid)
         let merged = Set(document["merged_runs"]?.array?.compactMap(\.string) ?? [])
-        return ShardIndex(lineage: lineage, serial: serial, project: project, mergedRuns: merged, shards: shards)
+        let names = ShardNames(
+            topics: try ShardNames.decodeTable(document["topic_names"], field: "topic_names", invalid: invalid),
+            groups: try ShardNames.decodeTable(document["group_names"], field: "group_names", invalid: invalid))
+        return ShardIndex(lineage: lineage, serial: serial, project: project, mergedRuns: merged, shards: shards, names: names)
     }
 }

@@ -46,16 +46,17 @@ extension StateManager {
         // The whole digest, not only the prefix a name carries, says whether a shard is already stored.
         let storedDigests = Dictionary(old?.shards.map { ($0.object, $0.sha256) } ?? [], uniquingKeysWith: { first, _ in first })
         var bits = old?.bits ?? policy.estimatedBits(for: ledger)
-        var fragments = encode(ledger, bits: bits, mergedRuns: mergedRuns)
-        // What the records take, without what every fragment repeats (its header and checksum): else a state
-        // cut into many shards would look bigger than it is, and be cut into more.
-        let overhead = bits == 0 ? 0 : StateFileFormat.encode(Ledger(lineage: ledger.lineage, serial: 0)).count
+        let names = ShardNames.numbering(for: ledger, keeping: old?.names)
+        var fragments = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns)
+        // What the records take, without what every fragment repeats (its head): else a state cut into many
+        // shards would look bigger than it is, and be cut into more.
+        let overhead = bits == 0 ? 0 : ShardEncoder.encode(Ledger(lineage: ledger.lineage, serial: 0), numbers: names.numbers).count
         let total = fragments.reduce(0) { $0 + max(0, $1.count - overhead) }
         if !policy.keeps(bits: bits, total: total) {
             let better = policy.bits(forTotal: total)
             if better != bits {
                 bits = better
-                fragments = encode(ledger, bits: bits, mergedRuns: mergedRuns)
+                fragments = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns)
             }
         }
         if bits == 0 {
@@ -78,20 +79,21 @@ extension StateManager {
         } collect: { _ in
         }
         let index = ShardIndex(
-            lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries)
+            lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries, names: names)
         let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
         let kept = Set(entries.map(\.object))
         return PutState(generation: generation, obsolete: oldObjects.subtracting(kept).sorted())
     }
 
     /// The fragments' bytes; with no bits, the single document of the whole ledger.
-    func encode(_ ledger: Ledger, bits: Int, mergedRuns: Set<String>) -> [[UInt8]] {
+    func encode(_ ledger: Ledger, bits: Int, names: ShardNames, mergedRuns: Set<String>) -> [[UInt8]] {
         guard bits > 0 else { return [StateFileFormat.encode(ledger, mergedRuns: mergedRuns)] }
         var parts = StateShards.split(ledger, bits: bits)
+        let numbers = names.numbers
         var encoded: [[UInt8]] = []
         encoded.reserveCapacity(parts.count)
         for number in parts.indices {
-            encoded.append(StateFileFormat.encode(parts[number]))
+            encoded.append(ShardEncoder.encode(parts[number], numbers: numbers))
             // Freed as it goes: the fragments and the ledger are not held twice over.
             parts[number] = Ledger(lineage: ledger.lineage, serial: 0)
         }
@@ -136,8 +138,7 @@ extension StateManager {
                         "\(shown): this shard of the state does not match its SHA-256 and size in the index \(layout.locate(layout.state)): "
                             + "it was damaged or edited. \(StateVersionRules.wayOut)")
                 }
-                // The digest checked every byte; the fragment's own checksum would only check them again.
-                return try StateFileFormat.decode(object.bytes, source: shown, checkingChecksum: false).ledger
+                return try ShardDecoder.decode(object.bytes, names: index.names, lineage: index.lineage, source: shown)
             } collect: { part in
                 StateShards.merge(part, into: &ledger)
             }
