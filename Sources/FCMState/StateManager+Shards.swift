@@ -47,32 +47,21 @@ extension StateManager {
         let storedDigests = Dictionary(old?.shards.map { ($0.object, $0.sha256) } ?? [], uniquingKeysWith: { first, _ in first })
         var bits = old?.bits ?? policy.estimatedBits(for: ledger)
         let names = ShardNames.numbering(for: ledger, keeping: old?.names)
-        var fragments = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns)
-        // What the records take, without what every fragment repeats (its head): else a state cut into many
-        // shards would look bigger than it is, and be cut into more.
-        let overhead = bits == 0 ? 0 : ShardEncoder.encode(Ledger(lineage: ledger.lineage, serial: 0), numbers: names.numbers).count
-        let total = fragments.reduce(0) { $0 + max(0, $1.count - overhead) }
-        if !policy.keeps(bits: bits, total: total) {
-            let better = policy.bits(forTotal: total)
+        var encoded = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns, storedDigests: storedDigests, force: force)
+        if !policy.keeps(bits: bits, total: encoded.total) {
+            let better = policy.bits(forTotal: encoded.total)
             if better != bits {
                 bits = better
-                fragments = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns)
+                encoded = Encoded()  // the first cut's shards, freed before the second is made
+                encoded = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns, storedDigests: storedDigests, force: force)
             }
         }
-        if bits == 0 {
-            let generation = try await storage.put(layout.state, fragments[0], ifGenerationMatch: condition)
+        if let document = encoded.document {
+            let generation = try await storage.put(layout.state, document, ifGenerationMatch: condition)
             return PutState(generation: generation, obsolete: oldObjects.sorted())
         }
-        var entries: [ShardIndex.Entry] = []
-        var puts: [(String, [UInt8])] = []
-        for (number, bytes) in fragments.enumerated() {
-            let digest = ShardIndex.sha256(bytes)
-            let entry = ShardIndex.Entry(
-                object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count)
-            entries.append(entry)
-            if force || storedDigests[entry.object] != digest { puts.append((shardObject(entry.object), bytes)) }
-        }
-        fragments = []
+        let entries = encoded.entries
+        let puts = encoded.puts
         let storage = self.storage
         try await Self.concurrently(puts, width: shardWindow) { put in
             _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
@@ -85,17 +74,41 @@ extension StateManager {
         return PutState(generation: generation, obsolete: oldObjects.subtracting(kept).sorted())
     }
 
-    /// The fragments' bytes; with no bits, the single document of the whole ledger.
-    func encode(_ ledger: Ledger, bits: Int, names: ShardNames, mergedRuns: Set<String>) -> [[UInt8]] {
-        guard bits > 0 else { return [StateFileFormat.encode(ledger, mergedRuns: mergedRuns)] }
-        var parts = StateShards.split(ledger, bits: bits)
+    /// A state encoded for a write: the single document, or the index's entries and the shards to put.
+    struct Encoded {
+        var document: [UInt8]?
+        var entries: [ShardIndex.Entry] = []
+        /// (object, bytes) of the shards the replaced index does not already name.
+        var puts: [(String, [UInt8])] = []
+        /// What the records take, without what every fragment repeats (its head): else a state cut into many
+        /// shards would look bigger than it is, and be cut into more.
+        var total = 0
+    }
+
+    /// With no bits, the single document of the whole ledger; else the fragments, made, hashed and (when the
+    /// store holds them already) dropped one at a time: at ten million registrations the whole encoded state is
+    /// gigabytes, and a write of a small change puts a few shards of it.
+    func encode(
+        _ ledger: Ledger, bits: Int, names: ShardNames, mergedRuns: Set<String>, storedDigests: [String: String], force: Bool
+    ) -> Encoded {
+        guard bits > 0 else {
+            let document = StateFileFormat.encode(ledger, mergedRuns: mergedRuns)
+            return Encoded(document: document, total: document.count)
+        }
+        var buckets = ShardBuckets(ledger, bits: bits)
         let numbers = names.numbers
-        var encoded: [[UInt8]] = []
-        encoded.reserveCapacity(parts.count)
-        for number in parts.indices {
-            encoded.append(ShardEncoder.encode(parts[number], numbers: numbers))
-            // Freed as it goes: the fragments and the ledger are not held twice over.
-            parts[number] = Ledger(lineage: ledger.lineage, serial: 0)
+        let overhead = ShardEncoder.encode(Ledger(lineage: ledger.lineage, serial: 0), numbers: numbers).count
+        var encoded = Encoded()
+        encoded.entries.reserveCapacity(buckets.count)
+        for number in 0..<buckets.count {
+            let bytes = ShardEncoder.encode(buckets.part(number), numbers: numbers)
+            buckets.release(number)
+            encoded.total += max(0, bytes.count - overhead)
+            let digest = ShardIndex.sha256(bytes)
+            let entry = ShardIndex.Entry(
+                object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count)
+            encoded.entries.append(entry)
+            if force || storedDigests[entry.object] != digest { encoded.puts.append((shardObject(entry.object), bytes)) }
         }
         return encoded
     }

@@ -37,42 +37,8 @@ package enum StateShards {
     /// registration only in a pending group's members: that group's shard); a name of a registration recorded
     /// nowhere is dropped, as the single document drops it.
     package static func split(_ ledger: Ledger, bits: Int) -> [Ledger] {
-        var parts = (0..<(1 << bits)).map { _ in Ledger(lineage: ledger.lineage, serial: 0) }
-        var home: [Registration: Int] = [:]
-        func place(_ registration: Registration) -> Int {
-            if let known = home[registration] { return known }
-            let index = shard(of: registration, bits: bits)
-            home[registration] = index
-            return index
-        }
-        for (topic, members) in ledger.topics {
-            for member in members { parts[place(member)].topics[topic, default: []].insert(member) }
-        }
-        for (topic, members) in ledger.pending.subscriptions {
-            for member in members { parts[place(member)].pending.subscriptions[topic, default: []].insert(member) }
-        }
-        for (name, group) in ledger.groups {
-            parts[shard(ofGroup: name, bits: bits)].groups[name] = LedgerGroup(members: [], protect: group.protect)
-            for member in group.members {
-                parts[place(member)].groups[name, default: LedgerGroup(members: [], protect: false)].members.insert(member)
-            }
-        }
-        var groupHome: [Registration: (name: String, shard: Int)] = [:]
-        for name in ledger.pending.groups { parts[shard(ofGroup: name, bits: bits)].pending.groups.insert(name) }
-        for (name, members) in ledger.pending.groupMembers {
-            let index = shard(ofGroup: name, bits: bits)
-            parts[index].pending.groupMembers[name] = members
-            for member in members where home[member] == nil {
-                if let known = groupHome[member], known.name <= name { continue }
-                groupHome[member] = (name, index)
-            }
-        }
-        for (name, digest) in ledger.applied.groups { parts[shard(ofGroup: name, bits: bits)].applied.groups[name] = digest }
-        for (key, digest) in ledger.applied.registrations { parts[shard(of: key, bits: bits)].applied.registrations[key] = digest }
-        for (registration, name) in ledger.deviceNames {
-            if let index = home[registration] ?? groupHome[registration]?.shard { parts[index].deviceNames[registration] = name }
-        }
-        return parts
+        let buckets = ShardBuckets(ledger, bits: bits)
+        return (0..<buckets.count).map(buckets.part)
     }
 
     /// Adds a fragment's records to `ledger` (lineage, serial and project stay the index's).
