@@ -24,7 +24,14 @@ package struct DeviceTable: Sendable {
     private var registrationLocations: [Int: SourceLocation] = [:]
     /// The distinct label sets, the empty one first.
     package private(set) var labelSets: [[String: String]] = [[:]]
-    private var labelSetIndex: [[String: String]: UInt32] = [[:]: 0]
+    /// Each label set's `LabelSetKey`, nil where it has text outside ASCII (and for the empty set).
+    private var labelSetKeys: [LabelSetKey?] = [nil]
+    /// Label sets of ASCII text by their bytes: one hash of a few bytes a device, where hashing and comparing
+    /// a dictionary of Strings was several.
+    private var asciiLabelSets: [LabelSetKey: UInt32] = [:]
+    /// Every label set by String equality (canonical equivalence: "\u{212A}" is "K"), made when the first set
+    /// with text outside ASCII arrives, and kept from then on: only such a set can equal another whose bytes differ.
+    private var canonicalLabelSets: [[String: String]: UInt32]?
     private var files: [String] = []
     private var fileIndex: [String: UInt32] = [:]
     /// Open addressing over the names: position + 1, 0 for empty.
@@ -32,11 +39,6 @@ package struct DeviceTable: Sendable {
     private(set) var isSortedByName = true
 
     package init() {}
-
-    /// YAML devices, as the decoder gathers them.
-    init(_ devices: [String: ManifestDevice]) {
-        for name in devices.keys.sorted() { _ = append(devices[name]!) }
-    }
 
     package var count: Int { nameEnds.count }
     package var isEmpty: Bool { nameEnds.isEmpty }
@@ -100,70 +102,101 @@ package struct DeviceTable: Sendable {
     // MARK: building
 
     /// Adds a device unless its name is taken; returns the position of the one holding it if it is.
-    mutating func append(_ device: ManifestDevice) -> Int? {
-        let location = device.location
-        let registration = device.registration.map { Registration(value: $0.value, kind: device.kind) }
-        guard
-            let taken = append(
-                name: device.name, registration: registration, labels: device.labels, file: location.file, line: location.line,
-                column: location.column)
-        else {
-            if let written = device.registration?.location, written != location { registrationLocations[count - 1] = written }
-            return nil
-        }
-        return taken
+    mutating func append(name: String, registration: Registration?, labels: [String: String], file: String, line: Int, column: Int) -> Int? {
+        append(name: name, registration: registration, labels: labels.map { ($0.key, $0.value) }, file: file, line: line, column: column)
     }
 
-    /// Adds a device unless its name is taken; returns the position of the one holding it if it is.
-    mutating func append(name: String, registration: Registration?, labels: [String: String], file: String, line: Int, column: Int) -> Int? {
+    /// Adds a device unless its name is taken; returns the position of the one holding it if it is. `labels` as
+    /// written: a key given twice keeps its last value, as a dictionary built from them would.
+    mutating func append(
+        name: String, registration: Registration?, labels: [(key: String, value: String)], file: String, line: Int, column: Int
+    ) -> Int? {
         var name = name
-        let taken: Int? = name.withUTF8 { bytes in
-            let (found, _) = find(UnsafeRawBufferPointer(bytes))
-            if found != nil { return found }
-            if let last = nameEnds.indices.last, isSortedByName, Self.precedes(bytes, nameBytes[nameRange(last)]) {
-                isSortedByName = false
-            }
-            nameBytes.append(contentsOf: bytes)
-            return nil
-        }
+        let taken = name.withUTF8 { appendName(UnsafeRawBufferPointer($0)) }
         if let taken { return taken }
-        precondition(nameBytes.count < Int(UInt32.max), "more than 4 GiB of device names")
-        nameEnds.append(UInt32(nameBytes.count))
-        registrations.append(registration?.ordinal ?? Self.none)
-        labelSetColumn.append(labelSetNumber(labels))
-        fileColumn.append(fileNumber(file))
-        lines.append(UInt32(clamping: line))
-        if column != 1 { columns[count - 1] = UInt32(clamping: column) }
-        insertIntoIndex(count - 1)
+        appendColumns(
+            registration: registration?.ordinal ?? Self.none, labelSet: labelSetNumber(labels), file: fileNumber(file), line: UInt32(clamping: line),
+            column: UInt32(clamping: column))
         return nil
     }
 
+    /// Adds the name unless it is taken (then returns the position holding it); the columns must follow.
+    private mutating func appendName(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let (found, _) = find(bytes)
+        if found != nil { return found }
+        if let last = nameEnds.indices.last, isSortedByName, Self.precedes(bytes.assumingMemoryBound(to: UInt8.self), nameBytes[nameRange(last)]) {
+            isSortedByName = false
+        }
+        nameBytes.append(contentsOf: bytes)
+        return nil
+    }
+
+    private mutating func appendColumns(registration: UInt32, labelSet: UInt32, file: UInt32, line: UInt32, column: UInt32) {
+        precondition(nameBytes.count < Int(UInt32.max), "more than 4 GiB of device names")
+        nameEnds.append(UInt32(nameBytes.count))
+        registrations.append(registration)
+        labelSetColumn.append(labelSet)
+        fileColumn.append(file)
+        lines.append(line)
+        if column != 1 { columns[count - 1] = column }
+        insertIntoIndex(count - 1)
+    }
+
+    /// Records where a device's registration is written, when not where the device is.
+    mutating func setRegistrationLocation(_ location: SourceLocation, at position: Int) {
+        if location != self.location(at: position) { registrationLocations[position] = location }
+    }
+
     /// Appends `other`'s devices; returns, for each whose name was taken, (the position here, the position in other).
+    /// Label sets and files are matched once each, not once a device; the other columns are copied as they are.
     mutating func merge(_ other: DeviceTable) -> [(Int, Int)] {
         if isEmpty {
             self = other
             return []
         }
+        let labelSetMap = other.labelSets.indices.map { index in
+            index == 0 ? 0 : labelSetNumber(other.labelSets[index], key: other.labelSetKeys[index])
+        }
+        let fileMap = other.files.map { fileNumber($0) }
         var duplicates: [(Int, Int)] = []
-        for position in 0..<other.count {
-            let location = other.location(at: position)
-            if let taken = append(
-                name: other.name(at: position), registration: other.registration(at: position), labels: other.labels(at: position),
-                file: location.file, line: location.line, column: location.column)
-            {
-                duplicates.append((taken, position))
-            } else if let written = other.registrationLocations[position] {
-                registrationLocations[count - 1] = written
+        other.nameBytes.withUnsafeBytes { names in
+            for position in 0..<other.count {
+                if let taken = appendName(UnsafeRawBufferPointer(rebasing: names[other.nameRange(position)])) {
+                    duplicates.append((taken, position))
+                    continue
+                }
+                appendColumns(
+                    registration: other.registrations[position], labelSet: labelSetMap[Int(other.labelSetColumn[position])],
+                    file: fileMap[Int(other.fileColumn[position])], line: other.lines[position], column: other.columns[position] ?? 1)
+                if let written = other.registrationLocations[position] { registrationLocations[count - 1] = written }
             }
         }
         return duplicates
     }
 
-    private mutating func labelSetNumber(_ labels: [String: String]) -> UInt32 {
-        if let number = labelSetIndex[labels] { return number }
-        let number = UInt32(labelSets.count)
-        labelSets.append(labels)
-        labelSetIndex[labels] = number
+    private mutating func labelSetNumber(_ labels: [(key: String, value: String)]) -> UInt32 {
+        if labels.isEmpty { return 0 }
+        let key = LabelSetKey(labels)
+        if let key, let number = asciiLabelSets[key] { return number }
+        return labelSetNumber(Dictionary(labels, uniquingKeysWith: { _, last in last }), key: key)
+    }
+
+    /// The number of `labels`, whose `LabelSetKey` is `key` (nil when it has none).
+    private mutating func labelSetNumber(_ labels: [String: String], key: LabelSetKey?) -> UInt32 {
+        if let key, let number = asciiLabelSets[key] { return number }
+        if key == nil && canonicalLabelSets == nil {
+            canonicalLabelSets = Dictionary(zip(labelSets, labelSets.indices.lazy.map(UInt32.init)), uniquingKeysWith: { first, _ in first })
+        }
+        let number: UInt32
+        if let found = canonicalLabelSets?[labels] {
+            number = found
+        } else {
+            number = UInt32(labelSets.count)
+            labelSets.append(labels)
+            labelSetKeys.append(key)
+            canonicalLabelSets?[labels] = number
+        }
+        if let key { asciiLabelSets[key] = number }
         return number
     }
 
@@ -185,7 +218,9 @@ package struct DeviceTable: Sendable {
         }
         var sorted = DeviceTable()
         sorted.labelSets = labelSets
-        sorted.labelSetIndex = labelSetIndex
+        sorted.labelSetKeys = labelSetKeys
+        sorted.asciiLabelSets = asciiLabelSets
+        sorted.canonicalLabelSets = canonicalLabelSets
         sorted.files = files
         sorted.fileIndex = fileIndex
         sorted.nameBytes.reserveCapacity(nameBytes.count)
@@ -273,4 +308,29 @@ package struct DeviceTable: Sendable {
             }
         }
     }
+}
+
+/// A label set of ASCII text as bytes: its pairs in key order, each key and value preceded by its length. Two
+/// sets have the same key exactly when they are equal (for ASCII, String equality is byte equality).
+struct LabelSetKey: Hashable, Sendable {
+    let bytes: [UInt8]
+
+    /// nil when a key or value is not ASCII, or a key is given twice.
+    init?(_ labels: [(key: String, value: String)]) {
+        let ordered = labels.count < 2 ? labels : labels.sorted { $0.key < $1.key }
+        var bytes: [UInt8] = []
+        var previous: String?
+        for (key, value) in ordered {
+            if key == previous { return nil }
+            previous = key
+            for text in [key, value] {
+                guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+                withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+                bytes.append(contentsOf: text.utf8)
+            }
+        }
+        self.bytes = bytes
+    }
+
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }

@@ -259,8 +259,16 @@ private struct EventSession {
         return false
     }
 
+    /// Mappings this small are checked pair by pair: most of a manifest's mappings are a device's two or three
+    /// keys, where building a dictionary cost more than the comparisons.
+    static let smallMapping = 8
+
     /// Only keys written in this mapping are checked: merged keys never clash by construction.
     mutating func checkDuplicateKeys(_ pairs: [YAMLPair], explicit: Int) {
+        if explicit <= Self.smallMapping {
+            checkDuplicateKeysPairwise(pairs, explicit: explicit)
+            return
+        }
         var firstSeen: [String: SourceLocation] = [:]
         for pair in pairs.prefix(explicit) {
             guard let key = pair.key.scalar else {
@@ -273,6 +281,19 @@ private struct EventSession {
             } else {
                 firstSeen[key] = pair.key.location
             }
+        }
+    }
+    /// `checkDuplicateKeys` without a dictionary: the same diagnostics, in the same order.
+    mutating func checkDuplicateKeysPairwise(_ pairs: [YAMLPair], explicit: Int) {
+        for index in 0..<explicit {
+            let pair = pairs[index]
+            guard let key = pair.key.scalar else {
+                diagnostics.append(.error("mapping keys must be scalars, found \(pair.key.kindName)", at: pair.key.location))
+                continue
+            }
+            guard let earlier = (0..<index).first(where: { pairs[$0].key.scalar == key }) else { continue }
+            let first = pairs[earlier].key.location
+            diagnostics.append(.error("duplicate key '\(key)' (first defined at line \(first.line), column \(first.column))", at: pair.key.location))
         }
     }
 }
