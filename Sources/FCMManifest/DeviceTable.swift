@@ -18,10 +18,16 @@ package struct DeviceTable: Sendable {
     private var labelSetColumn: [UInt32] = []
     private var fileColumn: [UInt32] = []
     private var lines: [UInt32] = []
-    /// Columns other than 1 (a device file's devices start their line; YAML's are indented).
-    private var columns: [Int: UInt32] = [:]
-    /// Where a registration is written when not where its device is (YAML's `token:` under the name).
-    private var registrationLocations: [Int: SourceLocation] = [:]
+    /// Each device's column, once one is not 1 (a device file's devices start their line; YAML's are indented):
+    /// empty while every column is 1, so a fleet of device files pays nothing for it.
+    private var columns: [UInt32] = []
+    /// Where a registration is written when not where its device is but in its file (YAML's `token:` under the
+    /// name): a line and a column a device once any has one, line 0 where it is where the device is. Four bytes
+    /// each a device where a dictionary entry holding a location was several tens, and copied as columns.
+    private var registrationLines: [UInt32] = []
+    private var registrationColumns: [UInt32] = []
+    /// Where a registration is written in another file than its device (a manifest makes none).
+    private var registrationsElsewhere: [Int: SourceLocation] = [:]
     /// The distinct label sets, the empty one first.
     package private(set) var labelSets: [[String: String]] = [[:]]
     /// Each label set's `LabelSetKey`, nil where it has text outside ASCII (and for the empty set).
@@ -62,10 +68,22 @@ package struct DeviceTable: Sendable {
     package func labels(at position: Int) -> [String: String] { labelSets[Int(labelSetColumn[position])] }
 
     package func location(at position: Int) -> SourceLocation {
-        SourceLocation(file: files[Int(fileColumn[position])], line: Int(lines[position]), column: Int(columns[position] ?? 1))
+        SourceLocation(file: files[Int(fileColumn[position])], line: Int(lines[position]), column: Int(column(at: position)))
     }
 
-    package func registrationLocation(at position: Int) -> SourceLocation { registrationLocations[position] ?? location(at: position) }
+    package func registrationLocation(at position: Int) -> SourceLocation {
+        if !registrationsElsewhere.isEmpty, let elsewhere = registrationsElsewhere[position] { return elsewhere }
+        guard let (line, column) = registrationPlace(at: position) else { return location(at: position) }
+        return SourceLocation(file: files[Int(fileColumn[position])], line: Int(line), column: Int(column))
+    }
+
+    private func column(at position: Int) -> UInt32 { columns.isEmpty ? 1 : columns[position] }
+
+    /// The line and column of the registration when in the device's file and not where the device is.
+    private func registrationPlace(at position: Int) -> (UInt32, UInt32)? {
+        guard !registrationLines.isEmpty, registrationLines[position] != 0 else { return nil }
+        return (registrationLines[position], registrationColumns[position])
+    }
 
     package func position(of name: String) -> Int? {
         var name = name
@@ -138,13 +156,34 @@ package struct DeviceTable: Sendable {
         labelSetColumn.append(labelSet)
         fileColumn.append(file)
         lines.append(line)
-        if column != 1 { columns[count - 1] = column }
+        if column != 1 || !columns.isEmpty {
+            if columns.isEmpty { columns = [UInt32](repeating: 1, count: count - 1) }
+            columns.append(column)
+        }
+        if !registrationLines.isEmpty {
+            registrationLines.append(0)
+            registrationColumns.append(0)
+        }
         insertIntoIndex(count - 1)
+    }
+
+    private mutating func setRegistrationPlace(line: UInt32, column: UInt32, at position: Int) {
+        if registrationLines.isEmpty {
+            registrationLines = [UInt32](repeating: 0, count: count)
+            registrationColumns = registrationLines
+        }
+        registrationLines[position] = line
+        registrationColumns[position] = column
     }
 
     /// Records where a device's registration is written, when not where the device is.
     mutating func setRegistrationLocation(_ location: SourceLocation, at position: Int) {
-        if location != self.location(at: position) { registrationLocations[position] = location }
+        guard location != self.location(at: position) else { return }
+        if location.file == files[Int(fileColumn[position])], location.line > 0, location.line <= Int(UInt32.max) {
+            setRegistrationPlace(line: UInt32(location.line), column: UInt32(clamping: location.column), at: position)
+        } else {
+            registrationsElsewhere[position] = location
+        }
     }
 
     /// Appends `other`'s devices; returns, for each whose name was taken, (the position here, the position in other).
@@ -158,6 +197,7 @@ package struct DeviceTable: Sendable {
             index == 0 ? 0 : labelSetNumber(other.labelSets[index], key: other.labelSetKeys[index])
         }
         let fileMap = other.files.map { fileNumber($0) }
+        reserveCapacity(count + other.count, nameBytes: nameBytes.count + other.nameBytes.count)
         var duplicates: [(Int, Int)] = []
         other.nameBytes.withUnsafeBytes { names in
             for position in 0..<other.count {
@@ -167,8 +207,11 @@ package struct DeviceTable: Sendable {
                 }
                 appendColumns(
                     registration: other.registrations[position], labelSet: labelSetMap[Int(other.labelSetColumn[position])],
-                    file: fileMap[Int(other.fileColumn[position])], line: other.lines[position], column: other.columns[position] ?? 1)
-                if let written = other.registrationLocations[position] { registrationLocations[count - 1] = written }
+                    file: fileMap[Int(other.fileColumn[position])], line: other.lines[position], column: other.column(at: position))
+                if let (line, column) = other.registrationPlace(at: position) { setRegistrationPlace(line: line, column: column, at: count - 1) }
+                if !other.registrationsElsewhere.isEmpty, let written = other.registrationsElsewhere[position] {
+                    registrationsElsewhere[count - 1] = written
+                }
             }
         }
         return duplicates
@@ -200,6 +243,29 @@ package struct DeviceTable: Sendable {
         return number
     }
 
+    /// Room for `devices` in every column and in the name index, so a merge grows each once.
+    private mutating func reserveCapacity(_ devices: Int, nameBytes byteCount: Int) {
+        Self.reserve(&nameBytes, byteCount)
+        Self.reserve(&nameEnds, devices)
+        Self.reserve(&registrations, devices)
+        Self.reserve(&labelSetColumn, devices)
+        Self.reserve(&fileColumn, devices)
+        Self.reserve(&lines, devices)
+        if !columns.isEmpty { Self.reserve(&columns, devices) }
+        if !registrationLines.isEmpty {
+            Self.reserve(&registrationLines, devices)
+            Self.reserve(&registrationColumns, devices)
+        }
+        var capacity = 16
+        while capacity * 3 < devices * 4 { capacity *= 2 }
+        if capacity > slots.count { rebuildIndex(capacity: capacity) }
+    }
+
+    /// At least doubling, so merging many small tables copies each column a logarithmic number of times.
+    private static func reserve<Element>(_ array: inout [Element], _ wanted: Int) {
+        if wanted > array.capacity { array.reserveCapacity(max(wanted, array.capacity * 2)) }
+    }
+
     private mutating func fileNumber(_ file: String) -> UInt32 {
         if let number = fileIndex[file] { return number }
         let number = UInt32(files.count)
@@ -229,6 +295,11 @@ package struct DeviceTable: Sendable {
         sorted.labelSetColumn.reserveCapacity(count)
         sorted.fileColumn.reserveCapacity(count)
         sorted.lines.reserveCapacity(count)
+        if !columns.isEmpty { sorted.columns.reserveCapacity(count) }
+        if !registrationLines.isEmpty {
+            sorted.registrationLines.reserveCapacity(count)
+            sorted.registrationColumns.reserveCapacity(count)
+        }
         for (position, old) in order.enumerated() {
             sorted.nameBytes.append(contentsOf: nameBytes[nameRange(old)])
             sorted.nameEnds.append(UInt32(sorted.nameBytes.count))
@@ -236,8 +307,12 @@ package struct DeviceTable: Sendable {
             sorted.labelSetColumn.append(labelSetColumn[old])
             sorted.fileColumn.append(fileColumn[old])
             sorted.lines.append(lines[old])
-            if let column = columns[old] { sorted.columns[position] = column }
-            if let written = registrationLocations[old] { sorted.registrationLocations[position] = written }
+            if !columns.isEmpty { sorted.columns.append(columns[old]) }
+            if !registrationLines.isEmpty {
+                sorted.registrationLines.append(registrationLines[old])
+                sorted.registrationColumns.append(registrationColumns[old])
+            }
+            if !registrationsElsewhere.isEmpty, let written = registrationsElsewhere[old] { sorted.registrationsElsewhere[position] = written }
         }
         sorted.rebuildIndex()
         return sorted
@@ -298,6 +373,10 @@ package struct DeviceTable: Sendable {
         // At most two thirds full once built; grown when three quarters full.
         var capacity = 16
         while capacity * 2 < count * 3 { capacity *= 2 }
+        rebuildIndex(capacity: capacity)
+    }
+
+    private mutating func rebuildIndex(capacity: Int) {
         slots = [UInt32](repeating: 0, count: capacity)
         let mask = capacity - 1
         nameBytes.withUnsafeBytes { all in
@@ -323,13 +402,18 @@ struct LabelSetKey: Hashable, Sendable {
         for (key, value) in ordered {
             if key == previous { return nil }
             previous = key
-            for text in [key, value] {
-                guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-                withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
-                bytes.append(contentsOf: text.utf8)
-            }
+            guard Self.appendASCII(key, to: &bytes), Self.appendASCII(value, to: &bytes) else { return nil }
         }
         self.bytes = bytes
+    }
+
+    /// Appends the text's length and bytes; false when it is not ASCII.
+    private static func appendASCII(_ text: String, to bytes: inout [UInt8]) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+        withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: utf8)
+        return true
     }
 
     func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }

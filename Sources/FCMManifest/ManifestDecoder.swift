@@ -90,8 +90,9 @@ struct ManifestDecoder {
     }
 
     /// A file's devices, decoded in the order written (so are their diagnostics) and added to the table in name
-    /// order (so a file written in that order, as `fmt` writes it, keeps the table sorted, and registrations are
-    /// met in the order they always were); a name written twice keeps its last definition, as a dictionary would.
+    /// order (so the table's label sets are numbered as they always were, and the merged table of files that
+    /// follow one another in name order needs no sorting); a name written twice keeps its last definition, as a
+    /// dictionary would.
     mutating func devices(_ node: YAMLNode) -> DeviceTable {
         var decoded: [DecodedDevice] = []
         for (name, keyNode, value) in fields(node, of: "devices", known: nil) {

@@ -15,6 +15,7 @@ import Testing
         var column: Int
         var registration: String?
         var registrationLine: Int?
+        var registrationElsewhere = false
     }
 
     static let labelChoices: [[String: String]] = [
@@ -26,10 +27,16 @@ import Testing
         var generator = SplitMix(state: seed)
         return (0..<count).map { index in
             let registered = generator.next() % 4 != 0
-            return Entry(
+            // Some tables have every device at column 1 and its registration with it (a device file's), others
+            // not (YAML's); merged each way round.
+            let indented = seed % 2 == 0 && generator.next() % 3 == 0
+            var entry = Entry(
                 name: "d-\(generator.next() % UInt64(count * 2))", labels: labelChoices[Int(generator.next() % UInt64(labelChoices.count))],
-                file: files[Int(generator.next() % UInt64(files.count))], line: index + 1, column: generator.next() % 3 == 0 ? 3 : 1,
-                registration: registered ? "tok-\(seed)-\(index):APA91b" : nil, registrationLine: generator.next() % 2 == 0 ? index + 2 : nil)
+                file: files[Int(generator.next() % UInt64(files.count))], line: index + 1, column: indented ? 3 : 1,
+                registration: registered ? "tok-\(seed)-\(index):APA91b" : nil,
+                registrationLine: seed % 3 != 0 && generator.next() % 2 == 0 ? index + 2 : nil)
+            entry.registrationElsewhere = generator.next() % 10 == 0
+            return entry
         }
     }
 
@@ -45,7 +52,8 @@ import Testing
             name: entry.name, registration: entry.registration.map { Registration(value: $0, kind: .token) }, labels: entry.labels,
             file: entry.file, line: entry.line, column: entry.column)
         if taken == nil, let line = entry.registrationLine {
-            table.setRegistrationLocation(SourceLocation(file: entry.file, line: line, column: 5), at: table.count - 1)
+            let file = entry.registrationElsewhere ? "elsewhere.yaml" : entry.file
+            table.setRegistrationLocation(SourceLocation(file: file, line: line, column: 5), at: table.count - 1)
         }
         return taken
     }
@@ -74,7 +82,7 @@ import Testing
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func mergeAgreesWithAppendingOneByOne(seed: UInt64) {
         let first = Self.entries(seed: seed, count: 60, files: ["a.yaml", "b.yaml"])
-        let second = Self.entries(seed: seed + 100, count: 60, files: ["b.yaml", "c.yaml"])
+        let second = Self.entries(seed: seed + 101, count: 60, files: ["b.yaml", "c.yaml"])
         var merged = Self.table(first)
         let incoming = Self.table(second)
         let duplicates = merged.merge(incoming)
