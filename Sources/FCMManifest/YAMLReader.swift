@@ -269,17 +269,20 @@ private struct EventSession {
             checkDuplicateKeysPairwise(pairs, explicit: explicit)
             return
         }
-        var firstSeen: [String: SourceLocation] = [:]
-        for pair in pairs.prefix(explicit) {
+        // Sized once (a fleet's `devices:` holds thousands of keys); holding positions, not locations.
+        var firstSeen = [String: Int](minimumCapacity: explicit)
+        for index in 0..<explicit {
+            let pair = pairs[index]
             guard let key = pair.key.scalar else {
                 diagnostics.append(.error("mapping keys must be scalars, found \(pair.key.kindName)", at: pair.key.location))
                 continue
             }
-            if let first = firstSeen[key] {
+            if let earlier = firstSeen[key] {
+                let first = pairs[earlier].key.location
                 diagnostics.append(
                     .error("duplicate key '\(key)' (first defined at line \(first.line), column \(first.column))", at: pair.key.location))
             } else {
-                firstSeen[key] = pair.key.location
+                firstSeen[key] = index
             }
         }
     }
