@@ -35,8 +35,9 @@ package struct DeviceTable: Sendable {
     /// Label sets of ASCII text by their bytes: one hash of a few bytes a device, where hashing and comparing
     /// a dictionary of Strings was several.
     private var asciiLabelSets: [LabelSetKey: UInt32] = [:]
-    /// Every label set by String equality (canonical equivalence: "\u{212A}" is "K"), made when the first set
-    /// with text outside ASCII arrives, and kept from then on: only such a set can equal another whose bytes differ.
+    /// Every label set by String equality (canonical equivalence: "\u{212A}" is "K"), made when first needed and
+    /// kept from then on: when a set with text outside ASCII arrives (only such a set can equal another whose bytes
+    /// differ), or a device file's labels, which arrive as dictionaries.
     private var canonicalLabelSets: [[String: String]: UInt32]?
     private var files: [String] = []
     private var fileIndex: [String: UInt32] = [:]
@@ -121,7 +122,7 @@ package struct DeviceTable: Sendable {
 
     /// Adds a device unless its name is taken; returns the position of the one holding it if it is.
     mutating func append(name: String, registration: Registration?, labels: [String: String], file: String, line: Int, column: Int) -> Int? {
-        append(name: name, registration: registration, labels: labels.map { ($0.key, $0.value) }, file: file, line: line, column: column)
+        append(name: name, registration: registration, file: file, line: line, column: column) { $0.labelSetNumber(labels) }
     }
 
     /// Adds a device unless its name is taken; returns the position of the one holding it if it is. `labels` as
@@ -129,11 +130,18 @@ package struct DeviceTable: Sendable {
     mutating func append(
         name: String, registration: Registration?, labels: [(key: String, value: String)], file: String, line: Int, column: Int
     ) -> Int? {
+        append(name: name, registration: registration, file: file, line: line, column: column) { $0.labelSetNumber(labels) }
+    }
+
+    /// `labelSet` is asked only when the name is not taken.
+    private mutating func append(
+        name: String, registration: Registration?, file: String, line: Int, column: Int, labelSet: (inout DeviceTable) -> UInt32
+    ) -> Int? {
         var name = name
         let taken = name.withUTF8 { appendName(UnsafeRawBufferPointer($0)) }
         if let taken { return taken }
         appendColumns(
-            registration: registration?.ordinal ?? Self.none, labelSet: labelSetNumber(labels), file: fileNumber(file), line: UInt32(clamping: line),
+            registration: registration?.ordinal ?? Self.none, labelSet: labelSet(&self), file: fileNumber(file), line: UInt32(clamping: line),
             column: UInt32(clamping: column))
         return nil
     }
@@ -224,12 +232,23 @@ package struct DeviceTable: Sendable {
         return labelSetNumber(Dictionary(labels, uniquingKeysWith: { _, last in last }), key: key)
     }
 
+    /// A device file's labels arrive as a dictionary: looked up as one, which costs less than making their bytes.
+    private mutating func labelSetNumber(_ labels: [String: String]) -> UInt32 {
+        if labels.isEmpty { return 0 }
+        makeCanonicalLabelSets()
+        if let number = canonicalLabelSets?[labels] { return number }
+        return labelSetNumber(labels, key: LabelSetKey(labels.map { ($0.key, $0.value) }))
+    }
+
+    private mutating func makeCanonicalLabelSets() {
+        if canonicalLabelSets != nil { return }
+        canonicalLabelSets = Dictionary(zip(labelSets, labelSets.indices.lazy.map(UInt32.init)), uniquingKeysWith: { first, _ in first })
+    }
+
     /// The number of `labels`, whose `LabelSetKey` is `key` (nil when it has none).
     private mutating func labelSetNumber(_ labels: [String: String], key: LabelSetKey?) -> UInt32 {
         if let key, let number = asciiLabelSets[key] { return number }
-        if key == nil && canonicalLabelSets == nil {
-            canonicalLabelSets = Dictionary(zip(labelSets, labelSets.indices.lazy.map(UInt32.init)), uniquingKeysWith: { first, _ in first })
-        }
+        if key == nil { makeCanonicalLabelSets() }
         let number: UInt32
         if let found = canonicalLabelSets?[labels] {
             number = found

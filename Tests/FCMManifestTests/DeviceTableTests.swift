@@ -16,6 +16,8 @@ import Testing
         var registration: String?
         var registrationLine: Int?
         var registrationElsewhere = false
+        /// Labels as the YAML decoder gives them (pairs as written), not as a device file's reader (a dictionary).
+        var asWritten = false
     }
 
     static let labelChoices: [[String: String]] = [
@@ -36,6 +38,7 @@ import Testing
                 registration: registered ? "tok-\(seed)-\(index):APA91b" : nil,
                 registrationLine: seed % 3 != 0 && generator.next() % 2 == 0 ? index + 2 : nil)
             entry.registrationElsewhere = generator.next() % 10 == 0
+            entry.asWritten = seed % 4 < 2
             return entry
         }
     }
@@ -48,9 +51,14 @@ import Testing
 
     @discardableResult
     static func add(_ entry: Entry, to table: inout DeviceTable) -> Int? {
-        let taken = table.append(
-            name: entry.name, registration: entry.registration.map { Registration(value: $0, kind: .token) }, labels: entry.labels,
-            file: entry.file, line: entry.line, column: entry.column)
+        let registration = entry.registration.map { Registration(value: $0, kind: .token) }
+        let taken =
+            entry.asWritten
+            ? table.append(
+                name: entry.name, registration: registration, labels: entry.labels.map { ($0.key, $0.value) }, file: entry.file, line: entry.line,
+                column: entry.column)
+            : table.append(
+                name: entry.name, registration: registration, labels: entry.labels, file: entry.file, line: entry.line, column: entry.column)
         if taken == nil, let line = entry.registrationLine {
             let file = entry.registrationElsewhere ? "elsewhere.yaml" : entry.file
             table.setRegistrationLocation(SourceLocation(file: file, line: line, column: 5), at: table.count - 1)
