@@ -18,13 +18,27 @@ package struct DeviceTable: Sendable {
     private var labelSetColumn: [UInt32] = []
     private var fileColumn: [UInt32] = []
     private var lines: [UInt32] = []
-    /// Columns other than 1 (a device file's devices start their line; YAML's are indented).
-    private var columns: [Int: UInt32] = [:]
-    /// Where a registration is written when not where its device is (YAML's `token:` under the name).
-    private var registrationLocations: [Int: SourceLocation] = [:]
+    /// Each device's column, once one is not 1 (a device file's devices start their line; YAML's are indented):
+    /// empty while every column is 1, so a fleet of device files pays nothing for it.
+    private var columns: [UInt32] = []
+    /// Where a registration is written when not where its device is but in its file (YAML's `token:` under the
+    /// name): a line and a column a device once any has one, line 0 where it is where the device is. Four bytes
+    /// each a device where a dictionary entry holding a location was several tens, and copied as columns.
+    private var registrationLines: [UInt32] = []
+    private var registrationColumns: [UInt32] = []
+    /// Where a registration is written in another file than its device (a manifest makes none).
+    private var registrationsElsewhere: [Int: SourceLocation] = [:]
     /// The distinct label sets, the empty one first.
     package private(set) var labelSets: [[String: String]] = [[:]]
-    private var labelSetIndex: [[String: String]: UInt32] = [[:]: 0]
+    /// Each label set's `LabelSetKey`, nil where it has text outside ASCII (and for the empty set).
+    private var labelSetKeys: [LabelSetKey?] = [nil]
+    /// Label sets of ASCII text by their bytes: one hash of a few bytes a device, where hashing and comparing
+    /// a dictionary of Strings was several.
+    private var asciiLabelSets: [LabelSetKey: UInt32] = [:]
+    /// Every label set by String equality (canonical equivalence: "\u{212A}" is "K"), made when first needed and
+    /// kept from then on: when a set with text outside ASCII arrives (only such a set can equal another whose bytes
+    /// differ), or a device file's labels, which arrive as dictionaries.
+    private var canonicalLabelSets: [[String: String]: UInt32]?
     private var files: [String] = []
     private var fileIndex: [String: UInt32] = [:]
     /// Open addressing over the names: position + 1, 0 for empty.
@@ -32,11 +46,6 @@ package struct DeviceTable: Sendable {
     private(set) var isSortedByName = true
 
     package init() {}
-
-    /// YAML devices, as the decoder gathers them.
-    init(_ devices: [String: ManifestDevice]) {
-        for name in devices.keys.sorted() { _ = append(devices[name]!) }
-    }
 
     package var count: Int { nameEnds.count }
     package var isEmpty: Bool { nameEnds.isEmpty }
@@ -60,10 +69,22 @@ package struct DeviceTable: Sendable {
     package func labels(at position: Int) -> [String: String] { labelSets[Int(labelSetColumn[position])] }
 
     package func location(at position: Int) -> SourceLocation {
-        SourceLocation(file: files[Int(fileColumn[position])], line: Int(lines[position]), column: Int(columns[position] ?? 1))
+        SourceLocation(file: files[Int(fileColumn[position])], line: Int(lines[position]), column: Int(column(at: position)))
     }
 
-    package func registrationLocation(at position: Int) -> SourceLocation { registrationLocations[position] ?? location(at: position) }
+    package func registrationLocation(at position: Int) -> SourceLocation {
+        if !registrationsElsewhere.isEmpty, let elsewhere = registrationsElsewhere[position] { return elsewhere }
+        guard let (line, column) = registrationPlace(at: position) else { return location(at: position) }
+        return SourceLocation(file: files[Int(fileColumn[position])], line: Int(line), column: Int(column))
+    }
+
+    private func column(at position: Int) -> UInt32 { columns.isEmpty ? 1 : columns[position] }
+
+    /// The line and column of the registration when in the device's file and not where the device is.
+    private func registrationPlace(at position: Int) -> (UInt32, UInt32)? {
+        guard !registrationLines.isEmpty, registrationLines[position] != 0 else { return nil }
+        return (registrationLines[position], registrationColumns[position])
+    }
 
     package func position(of name: String) -> Int? {
         var name = name
@@ -100,71 +121,168 @@ package struct DeviceTable: Sendable {
     // MARK: building
 
     /// Adds a device unless its name is taken; returns the position of the one holding it if it is.
-    mutating func append(_ device: ManifestDevice) -> Int? {
-        let location = device.location
-        let registration = device.registration.map { Registration(value: $0.value, kind: device.kind) }
-        guard
-            let taken = append(
-                name: device.name, registration: registration, labels: device.labels, file: location.file, line: location.line,
-                column: location.column)
-        else {
-            if let written = device.registration?.location, written != location { registrationLocations[count - 1] = written }
-            return nil
-        }
-        return taken
+    mutating func append(name: String, registration: Registration?, labels: [String: String], file: String, line: Int, column: Int) -> Int? {
+        append(name: name, registration: registration, file: file, line: line, column: column) { $0.labelSetNumber(labels) }
     }
 
-    /// Adds a device unless its name is taken; returns the position of the one holding it if it is.
-    mutating func append(name: String, registration: Registration?, labels: [String: String], file: String, line: Int, column: Int) -> Int? {
+    /// Adds a device unless its name is taken; returns the position of the one holding it if it is. `labels` as
+    /// written: a key given twice keeps its last value, as a dictionary built from them would.
+    mutating func append(
+        name: String, registration: Registration?, labels: [(key: String, value: String)], file: String, line: Int, column: Int
+    ) -> Int? {
+        append(name: name, registration: registration, file: file, line: line, column: column) { $0.labelSetNumber(labels) }
+    }
+
+    /// `labelSet` is asked only when the name is not taken.
+    private mutating func append(
+        name: String, registration: Registration?, file: String, line: Int, column: Int, labelSet: (inout DeviceTable) -> UInt32
+    ) -> Int? {
         var name = name
-        let taken: Int? = name.withUTF8 { bytes in
-            let (found, _) = find(UnsafeRawBufferPointer(bytes))
-            if found != nil { return found }
-            if let last = nameEnds.indices.last, isSortedByName, Self.precedes(bytes, nameBytes[nameRange(last)]) {
-                isSortedByName = false
-            }
-            nameBytes.append(contentsOf: bytes)
-            return nil
-        }
+        let taken = name.withUTF8 { appendName(UnsafeRawBufferPointer($0)) }
         if let taken { return taken }
-        precondition(nameBytes.count < Int(UInt32.max), "more than 4 GiB of device names")
-        nameEnds.append(UInt32(nameBytes.count))
-        registrations.append(registration?.ordinal ?? Self.none)
-        labelSetColumn.append(labelSetNumber(labels))
-        fileColumn.append(fileNumber(file))
-        lines.append(UInt32(clamping: line))
-        if column != 1 { columns[count - 1] = UInt32(clamping: column) }
-        insertIntoIndex(count - 1)
+        appendColumns(
+            registration: registration?.ordinal ?? Self.none, labelSet: labelSet(&self), file: fileNumber(file), line: UInt32(clamping: line),
+            column: UInt32(clamping: column))
         return nil
     }
 
+    /// Adds the name unless it is taken (then returns the position holding it); the columns must follow.
+    private mutating func appendName(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let (found, _) = find(bytes)
+        if found != nil { return found }
+        if let last = nameEnds.indices.last, isSortedByName, Self.precedes(bytes.assumingMemoryBound(to: UInt8.self), nameBytes[nameRange(last)]) {
+            isSortedByName = false
+        }
+        nameBytes.append(contentsOf: bytes)
+        return nil
+    }
+
+    private mutating func appendColumns(registration: UInt32, labelSet: UInt32, file: UInt32, line: UInt32, column: UInt32) {
+        precondition(nameBytes.count < Int(UInt32.max), "more than 4 GiB of device names")
+        nameEnds.append(UInt32(nameBytes.count))
+        registrations.append(registration)
+        labelSetColumn.append(labelSet)
+        fileColumn.append(file)
+        lines.append(line)
+        if column != 1 || !columns.isEmpty {
+            if columns.isEmpty { columns = [UInt32](repeating: 1, count: count - 1) }
+            columns.append(column)
+        }
+        if !registrationLines.isEmpty {
+            registrationLines.append(0)
+            registrationColumns.append(0)
+        }
+        insertIntoIndex(count - 1)
+    }
+
+    private mutating func setRegistrationPlace(line: UInt32, column: UInt32, at position: Int) {
+        if registrationLines.isEmpty {
+            registrationLines = [UInt32](repeating: 0, count: count)
+            registrationColumns = registrationLines
+        }
+        registrationLines[position] = line
+        registrationColumns[position] = column
+    }
+
+    /// Records where a device's registration is written, when not where the device is.
+    mutating func setRegistrationLocation(_ location: SourceLocation, at position: Int) {
+        guard location != self.location(at: position) else { return }
+        if location.file == files[Int(fileColumn[position])], location.line > 0, location.line <= Int(UInt32.max) {
+            setRegistrationPlace(line: UInt32(location.line), column: UInt32(clamping: location.column), at: position)
+        } else {
+            registrationsElsewhere[position] = location
+        }
+    }
+
     /// Appends `other`'s devices; returns, for each whose name was taken, (the position here, the position in other).
+    /// Label sets and files are matched once each, not once a device; the other columns are copied as they are.
     mutating func merge(_ other: DeviceTable) -> [(Int, Int)] {
         if isEmpty {
             self = other
             return []
         }
+        let labelSetMap = other.labelSets.indices.map { index in
+            index == 0 ? 0 : labelSetNumber(other.labelSets[index], key: other.labelSetKeys[index])
+        }
+        let fileMap = other.files.map { fileNumber($0) }
+        reserveCapacity(count + other.count, nameBytes: nameBytes.count + other.nameBytes.count)
         var duplicates: [(Int, Int)] = []
-        for position in 0..<other.count {
-            let location = other.location(at: position)
-            if let taken = append(
-                name: other.name(at: position), registration: other.registration(at: position), labels: other.labels(at: position),
-                file: location.file, line: location.line, column: location.column)
-            {
-                duplicates.append((taken, position))
-            } else if let written = other.registrationLocations[position] {
-                registrationLocations[count - 1] = written
+        other.nameBytes.withUnsafeBytes { names in
+            for position in 0..<other.count {
+                if let taken = appendName(UnsafeRawBufferPointer(rebasing: names[other.nameRange(position)])) {
+                    duplicates.append((taken, position))
+                    continue
+                }
+                appendColumns(
+                    registration: other.registrations[position], labelSet: labelSetMap[Int(other.labelSetColumn[position])],
+                    file: fileMap[Int(other.fileColumn[position])], line: other.lines[position], column: other.column(at: position))
+                if let (line, column) = other.registrationPlace(at: position) { setRegistrationPlace(line: line, column: column, at: count - 1) }
+                if !other.registrationsElsewhere.isEmpty, let written = other.registrationsElsewhere[position] {
+                    registrationsElsewhere[count - 1] = written
+                }
             }
         }
         return duplicates
     }
 
+    private mutating func labelSetNumber(_ labels: [(key: String, value: String)]) -> UInt32 {
+        if labels.isEmpty { return 0 }
+        let key = LabelSetKey(labels)
+        if let key, let number = asciiLabelSets[key] { return number }
+        return labelSetNumber(Dictionary(labels, uniquingKeysWith: { _, last in last }), key: key)
+    }
+
+    /// A device file's labels arrive as a dictionary: looked up as one, which costs less than making their bytes.
     private mutating func labelSetNumber(_ labels: [String: String]) -> UInt32 {
-        if let number = labelSetIndex[labels] { return number }
-        let number = UInt32(labelSets.count)
-        labelSets.append(labels)
-        labelSetIndex[labels] = number
+        if labels.isEmpty { return 0 }
+        makeCanonicalLabelSets()
+        if let number = canonicalLabelSets?[labels] { return number }
+        return labelSetNumber(labels, key: LabelSetKey(labels.map { ($0.key, $0.value) }))
+    }
+
+    private mutating func makeCanonicalLabelSets() {
+        if canonicalLabelSets != nil { return }
+        canonicalLabelSets = Dictionary(zip(labelSets, labelSets.indices.lazy.map(UInt32.init)), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The number of `labels`, whose `LabelSetKey` is `key` (nil when it has none).
+    private mutating func labelSetNumber(_ labels: [String: String], key: LabelSetKey?) -> UInt32 {
+        if let key, let number = asciiLabelSets[key] { return number }
+        if key == nil { makeCanonicalLabelSets() }
+        let number: UInt32
+        if let found = canonicalLabelSets?[labels] {
+            number = found
+        } else {
+            number = UInt32(labelSets.count)
+            labelSets.append(labels)
+            labelSetKeys.append(key)
+            canonicalLabelSets?[labels] = number
+        }
+        if let key { asciiLabelSets[key] = number }
         return number
+    }
+
+    /// Room for `devices` in every column and in the name index, so a merge grows each once.
+    private mutating func reserveCapacity(_ devices: Int, nameBytes byteCount: Int) {
+        Self.reserve(&nameBytes, byteCount)
+        Self.reserve(&nameEnds, devices)
+        Self.reserve(&registrations, devices)
+        Self.reserve(&labelSetColumn, devices)
+        Self.reserve(&fileColumn, devices)
+        Self.reserve(&lines, devices)
+        if !columns.isEmpty { Self.reserve(&columns, devices) }
+        if !registrationLines.isEmpty {
+            Self.reserve(&registrationLines, devices)
+            Self.reserve(&registrationColumns, devices)
+        }
+        var capacity = 16
+        while capacity * 3 < devices * 4 { capacity *= 2 }
+        if capacity > slots.count { rebuildIndex(capacity: capacity) }
+    }
+
+    /// At least doubling, so merging many small tables copies each column a logarithmic number of times.
+    private static func reserve<Element>(_ array: inout [Element], _ wanted: Int) {
+        if wanted > array.capacity { array.reserveCapacity(max(wanted, array.capacity * 2)) }
     }
 
     private mutating func fileNumber(_ file: String) -> UInt32 {
@@ -185,7 +303,9 @@ package struct DeviceTable: Sendable {
         }
         var sorted = DeviceTable()
         sorted.labelSets = labelSets
-        sorted.labelSetIndex = labelSetIndex
+        sorted.labelSetKeys = labelSetKeys
+        sorted.asciiLabelSets = asciiLabelSets
+        sorted.canonicalLabelSets = canonicalLabelSets
         sorted.files = files
         sorted.fileIndex = fileIndex
         sorted.nameBytes.reserveCapacity(nameBytes.count)
@@ -194,6 +314,11 @@ package struct DeviceTable: Sendable {
         sorted.labelSetColumn.reserveCapacity(count)
         sorted.fileColumn.reserveCapacity(count)
         sorted.lines.reserveCapacity(count)
+        if !columns.isEmpty { sorted.columns.reserveCapacity(count) }
+        if !registrationLines.isEmpty {
+            sorted.registrationLines.reserveCapacity(count)
+            sorted.registrationColumns.reserveCapacity(count)
+        }
         for (position, old) in order.enumerated() {
             sorted.nameBytes.append(contentsOf: nameBytes[nameRange(old)])
             sorted.nameEnds.append(UInt32(sorted.nameBytes.count))
@@ -201,8 +326,12 @@ package struct DeviceTable: Sendable {
             sorted.labelSetColumn.append(labelSetColumn[old])
             sorted.fileColumn.append(fileColumn[old])
             sorted.lines.append(lines[old])
-            if let column = columns[old] { sorted.columns[position] = column }
-            if let written = registrationLocations[old] { sorted.registrationLocations[position] = written }
+            if !columns.isEmpty { sorted.columns.append(columns[old]) }
+            if !registrationLines.isEmpty {
+                sorted.registrationLines.append(registrationLines[old])
+                sorted.registrationColumns.append(registrationColumns[old])
+            }
+            if !registrationsElsewhere.isEmpty, let written = registrationsElsewhere[old] { sorted.registrationsElsewhere[position] = written }
         }
         sorted.rebuildIndex()
         return sorted
@@ -263,6 +392,10 @@ package struct DeviceTable: Sendable {
         // At most two thirds full once built; grown when three quarters full.
         var capacity = 16
         while capacity * 2 < count * 3 { capacity *= 2 }
+        rebuildIndex(capacity: capacity)
+    }
+
+    private mutating func rebuildIndex(capacity: Int) {
         slots = [UInt32](repeating: 0, count: capacity)
         let mask = capacity - 1
         nameBytes.withUnsafeBytes { all in
@@ -273,4 +406,34 @@ package struct DeviceTable: Sendable {
             }
         }
     }
+}
+
+/// A label set of ASCII text as bytes: its pairs in key order, each key and value preceded by its length. Two
+/// sets have the same key exactly when they are equal (for ASCII, String equality is byte equality).
+struct LabelSetKey: Hashable, Sendable {
+    let bytes: [UInt8]
+
+    /// nil when a key or value is not ASCII, or a key is given twice.
+    init?(_ labels: [(key: String, value: String)]) {
+        let ordered = labels.count < 2 ? labels : labels.sorted { $0.key < $1.key }
+        var bytes: [UInt8] = []
+        var previous: String?
+        for (key, value) in ordered {
+            if key == previous { return nil }
+            previous = key
+            guard Self.appendASCII(key, to: &bytes), Self.appendASCII(value, to: &bytes) else { return nil }
+        }
+        self.bytes = bytes
+    }
+
+    /// Appends the text's length and bytes; false when it is not ASCII.
+    private static func appendASCII(_ text: String, to bytes: inout [UInt8]) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+        withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: utf8)
+        return true
+    }
+
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }

@@ -17,7 +17,7 @@ struct ManifestDecoder {
             case "project": manifest.project = project(value, at: keyNode.location)
             case "state": manifest.state = state(value, at: keyNode.location)
             case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
-            case "devices": manifest.devices = DeviceTable(named(value, what: "devices") { $0.device($1, $2, at: $3) })
+            case "devices": manifest.devices = devices(value)
             case "deviceFiles": manifest.deviceFiles = deviceFiles(value)
             case "groups": manifest.groups = named(value, what: "groups") { $0.group($1, $2, at: $3) }
             default: manifest.topics = named(value, what: "topics") { $0.topic($1, $2, at: $3) }
@@ -89,8 +89,42 @@ struct ManifestDecoder {
         return defaults
     }
 
-    mutating func device(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> ManifestDevice {
-        var device = ManifestDevice(name: name, registration: nil, kind: .token, labels: [:], location: location)
+    /// A file's devices, decoded in the order written (so are their diagnostics) and added to the table in name
+    /// order (so the table's label sets are numbered as they always were, and the merged table of files that
+    /// follow one another in name order needs no sorting); a name written twice keeps its last definition, as a
+    /// dictionary would.
+    mutating func devices(_ node: YAMLNode) -> DeviceTable {
+        var decoded: [DecodedDevice] = []
+        for (name, keyNode, value) in fields(node, of: "devices", known: nil) {
+            if name.isEmpty {
+                error("devices: a name must not be empty", at: keyNode)
+                continue
+            }
+            decoded.append(device(name, value, at: keyNode.location))
+        }
+        let order = decoded.indices.sorted { a, b in decoded[a].name != decoded[b].name ? decoded[a].name < decoded[b].name : a < b }
+        var table = DeviceTable()
+        for (rank, index) in order.enumerated() {
+            if rank + 1 < order.count && decoded[order[rank + 1]].name == decoded[index].name { continue }
+            let device = decoded[index]
+            let taken = table.append(
+                name: device.name, registration: device.registration.map { Registration(value: $0.value, kind: device.kind) },
+                labels: device.labels, file: device.location.file, line: device.location.line, column: device.location.column)
+            if taken == nil, let written = device.registration?.location { table.setRegistrationLocation(written, at: table.count - 1) }
+        }
+        return table
+    }
+
+    struct DecodedDevice {
+        var name: String
+        var registration: Located<String>?
+        var kind: Registration.Kind
+        var labels: [(key: String, value: String)]
+        var location: SourceLocation
+    }
+
+    mutating func device(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> DecodedDevice {
+        var device = DecodedDevice(name: name, registration: nil, kind: .token, labels: [], location: location)
         let errorsBefore = diagnostics.count
         var ids: [(Registration.Kind, YAMLNode)] = []
         for (key, _, value) in fields(node, of: "device/\(name)", known: ManifestSchema.device) {
@@ -134,10 +168,11 @@ struct ManifestDecoder {
         }
     }
 
-    mutating func labels(_ node: YAMLNode, owner: String) -> [String: String] {
-        var labels: [String: String] = [:]
-        for (key, _, value) in fields(node, of: "\(owner) labels", known: nil) {
-            if let text = string(value, what: "\(owner) label '\(key)'") { labels[key] = text }
+    /// As written; a key given twice (only a merge key can bring one, and it never does) would keep its last value.
+    mutating func labels(_ node: YAMLNode, owner: @autoclosure () -> String) -> [(key: String, value: String)] {
+        var labels: [(key: String, value: String)] = []
+        for (key, _, value) in fields(node, of: "\(owner()) labels", known: nil) {
+            if let text = string(value, what: "\(owner()) label '\(key)'") { labels.append((key, text)) }
         }
         return labels
     }
@@ -257,12 +292,13 @@ struct ManifestDecoder {
     }
 
     /// The pairs of a mapping; unknown keys (when `known` is given) are reported with a suggestion.
-    mutating func fields(_ node: YAMLNode, of what: String, known: [String]?) -> [(String, YAMLNode, YAMLNode)] {
-        guard let pairs = mapping(node, what: what) else { return [] }
+    mutating func fields(_ node: YAMLNode, of what: @autoclosure () -> String, known: [String]?) -> [(String, YAMLNode, YAMLNode)] {
+        guard let pairs = mapping(node, what: what()) else { return [] }
         var result: [(String, YAMLNode, YAMLNode)] = []
         for pair in pairs {
             guard let key = pair.key.scalar else { continue }
             if let known, !known.contains(key) {
+                let what = what()
                 let place = what.hasPrefix("the top level") ? "the top level" : what
                 error("unknown key '\(key)' in \(place)" + Suggestions.hint(for: key, in: known), at: pair.key)
                 continue
@@ -286,16 +322,16 @@ struct ManifestDecoder {
         return items
     }
 
-    mutating func mapping(_ node: YAMLNode, what: String) -> [YAMLPair]? {
+    mutating func mapping(_ node: YAMLNode, what: @autoclosure () -> String) -> [YAMLPair]? {
         if case .mapping(let pairs) = node.value { return pairs }
         if node.isNull { return [] }
-        error("\(what) must be a mapping, found \(node.kindName)", at: node)
+        error("\(what()) must be a mapping, found \(node.kindName)", at: node)
         return nil
     }
 
-    mutating func string(_ node: YAMLNode, what: String) -> String? {
+    mutating func string(_ node: YAMLNode, what: @autoclosure () -> String) -> String? {
         if case .scalar(let text, _) = node.value, !node.isNull { return text }
-        error("\(what) must be a string, found \(node.isNull ? "nothing" : node.kindName)", at: node)
+        error("\(what()) must be a string, found \(node.isNull ? "nothing" : node.kindName)", at: node)
         return nil
     }
 

@@ -1,5 +1,6 @@
 import FCMCore
 import Foundation
+import Synchronization
 
 /// The result of loading manifests: the merged manifest (nil when any error was found), every
 /// diagnostic, and the bytes of each manifest file read so diagnostics can quote the offending line.
@@ -51,71 +52,45 @@ package struct ManifestLoader: Sendable {
         var seen = Set(queue.map(Self.identity))
         var next = 0
         while next < queue.count {
-            let file = queue[next]
-            next += 1
-            let bytes: [UInt8]
-            if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
-                size.int64Value > Self.maximumFileBytes
-            {
-                diagnostics.append(
-                    .error(
-                        "the file is \(size.int64Value / 1_048_576) MiB, more than the \(Self.maximumFileBytes / 1_048_576) MiB a manifest file may be; "
-                            + "split it into several files in one directory", at: SourceLocation(file: file, line: 1, column: 1)))
-                continue
-            }
-            do {
-                bytes = try FileBytes.read(file)
-            } catch {
-                diagnostics.append(
-                    .error(
-                        "cannot read the file: \(Self.reason(error)); check the path and its permissions",
-                        at: SourceLocation(file: file, line: 1, column: 1)))
-                continue
-            }
-            sources[file] = bytes
-            let (root, found) = reader.read(bytes, file: file)
-            diagnostics.append(contentsOf: found)
-            if found.hasErrors { continue }
-            guard let root, !root.isNull else {
-                diagnostics.append(
-                    .error(
-                        "the file is empty: a manifest needs at least 'apiVersion' and 'project'", at: SourceLocation(file: file, line: 1, column: 1))
-                )
-                continue
-            }
-            var decoder = ManifestDecoder()
-            var part = decoder.decode(root)
-            diagnostics.append(contentsOf: decoder.diagnostics)
-            let files = part.deviceFiles
-            part.deviceFiles = []
-            for entry in part.includes {
-                let target = Self.relative(entry.value, to: file)
-                if let refused = confinement.refusal(target, written: entry.value) {
-                    diagnostics.append(.error("include: \(refused)", at: entry.location))
-                    continue
+            // The files known so far are parsed side by side; what they lead to (includes, device files) is taken
+            // in the order one file after another would, so diagnostics and merging are the same.
+            let batch = Array(queue[next...])
+            next = queue.count
+            for (file, parsed) in zip(batch, parse(batch)) {
+                diagnostics.append(contentsOf: parsed.diagnostics)
+                if let bytes = parsed.bytes { sources[file] = bytes }
+                guard var part = parsed.part else { continue }
+                let files = part.deviceFiles
+                part.deviceFiles = []
+                for entry in part.includes {
+                    let target = Self.relative(entry.value, to: file)
+                    if let refused = confinement.refusal(target, written: entry.value) {
+                        diagnostics.append(.error("include: \(refused)", at: entry.location))
+                        continue
+                    }
+                    guard FileManager.default.fileExists(atPath: target) else {
+                        diagnostics.append(.error("include: \(target) does not exist; the path is relative to this manifest", at: entry.location))
+                        continue
+                    }
+                    var isDirectory: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), !isDirectory.boolValue, !Self.isYAML(target) {
+                        diagnostics.append(
+                            .error(
+                                "include: \(entry.value) is not a *.yaml or *.yml file; include names manifests (a file or a directory of them), "
+                                    + "devices in CSV or JSON Lines go under deviceFiles", at: entry.location))
+                        continue
+                    }
+                    for included in expand([target], confinement, diagnostics: &diagnostics, includedAt: entry.location)
+                    where seen.insert(Self.identity(included)).inserted {
+                        queue.append(included)
+                        includedFiles.append(included)
+                    }
                 }
-                guard FileManager.default.fileExists(atPath: target) else {
-                    diagnostics.append(.error("include: \(target) does not exist; the path is relative to this manifest", at: entry.location))
-                    continue
+                part.includes = []
+                parts.append(part)
+                for entry in files {
+                    parts.append(deviceFile(entry, of: file, confinement, diagnostics: &diagnostics, digests: &deviceFileDigests))
                 }
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), !isDirectory.boolValue, !Self.isYAML(target) {
-                    diagnostics.append(
-                        .error(
-                            "include: \(entry.value) is not a *.yaml or *.yml file; include names manifests (a file or a directory of them), "
-                                + "devices in CSV or JSON Lines go under deviceFiles", at: entry.location))
-                    continue
-                }
-                for included in expand([target], confinement, diagnostics: &diagnostics, includedAt: entry.location)
-                where seen.insert(Self.identity(included)).inserted {
-                    queue.append(included)
-                    includedFiles.append(included)
-                }
-            }
-            part.includes = []
-            parts.append(part)
-            for entry in files {
-                parts.append(deviceFile(entry, of: file, confinement, diagnostics: &diagnostics, digests: &deviceFileDigests))
             }
         }
         var merged = merge(parts, diagnostics: &diagnostics)
@@ -132,6 +107,59 @@ package struct ManifestLoader: Sendable {
         result.ownFiles = ownFiles
         result.includedFiles = includedFiles
         return result
+    }
+
+    /// What reading one manifest file gave: its diagnostics, its bytes (when read) and its part (when it decoded).
+    struct ParsedFile: Sendable {
+        var diagnostics: [Diagnostic] = []
+        var bytes: [UInt8]?
+        var part: Manifest?
+    }
+
+    /// Reads, parses and decodes the files on as many threads as there are cores: a fleet's manifests are
+    /// many files of devices, each one's work its own (registrations are interned under a lock).
+    func parse(_ files: [String]) -> [ParsedFile] {
+        if files.count == 1 { return [parse(files[0])] }
+        let results = Mutex([ParsedFile?](repeating: nil, count: files.count))
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            let parsed = parse(files[index])
+            results.withLock { $0[index] = parsed }
+        }
+        return results.withLock { $0.map { $0! } }
+    }
+
+    func parse(_ file: String) -> ParsedFile {
+        var parsed = ParsedFile()
+        if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber, size.int64Value > Self.maximumFileBytes {
+            parsed.diagnostics.append(
+                .error(
+                    "the file is \(size.int64Value / 1_048_576) MiB, more than the \(Self.maximumFileBytes / 1_048_576) MiB a manifest file may be; "
+                        + "split it into several files in one directory", at: SourceLocation(file: file, line: 1, column: 1)))
+            return parsed
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileBytes.read(file)
+        } catch {
+            parsed.diagnostics.append(
+                .error(
+                    "cannot read the file: \(Self.reason(error)); check the path and its permissions",
+                    at: SourceLocation(file: file, line: 1, column: 1)))
+            return parsed
+        }
+        parsed.bytes = bytes
+        let (root, found) = reader.read(bytes, file: file)
+        parsed.diagnostics.append(contentsOf: found)
+        if found.hasErrors { return parsed }
+        guard let root, !root.isNull else {
+            parsed.diagnostics.append(
+                .error("the file is empty: a manifest needs at least 'apiVersion' and 'project'", at: SourceLocation(file: file, line: 1, column: 1)))
+            return parsed
+        }
+        var decoder = ManifestDecoder()
+        parsed.part = decoder.decode(root)
+        parsed.diagnostics.append(contentsOf: decoder.diagnostics)
+        return parsed
     }
 
     /// One device file as a manifest part of its own, so a name defined twice is reported at both places.

@@ -259,20 +259,44 @@ private struct EventSession {
         return false
     }
 
+    /// Mappings this small are checked pair by pair: most of a manifest's mappings are a device's two or three
+    /// keys, where building a dictionary cost more than the comparisons.
+    static let smallMapping = 8
+
     /// Only keys written in this mapping are checked: merged keys never clash by construction.
     mutating func checkDuplicateKeys(_ pairs: [YAMLPair], explicit: Int) {
-        var firstSeen: [String: SourceLocation] = [:]
-        for pair in pairs.prefix(explicit) {
+        if explicit <= Self.smallMapping {
+            checkDuplicateKeysPairwise(pairs, explicit: explicit)
+            return
+        }
+        // Sized once (a fleet's `devices:` holds thousands of keys); holding positions, not locations.
+        var firstSeen = [String: Int](minimumCapacity: explicit)
+        for index in 0..<explicit {
+            let pair = pairs[index]
             guard let key = pair.key.scalar else {
                 diagnostics.append(.error("mapping keys must be scalars, found \(pair.key.kindName)", at: pair.key.location))
                 continue
             }
-            if let first = firstSeen[key] {
+            if let earlier = firstSeen[key] {
+                let first = pairs[earlier].key.location
                 diagnostics.append(
                     .error("duplicate key '\(key)' (first defined at line \(first.line), column \(first.column))", at: pair.key.location))
             } else {
-                firstSeen[key] = pair.key.location
+                firstSeen[key] = index
             }
+        }
+    }
+    /// `checkDuplicateKeys` without a dictionary: the same diagnostics, in the same order.
+    mutating func checkDuplicateKeysPairwise(_ pairs: [YAMLPair], explicit: Int) {
+        for index in 0..<explicit {
+            let pair = pairs[index]
+            guard let key = pair.key.scalar else {
+                diagnostics.append(.error("mapping keys must be scalars, found \(pair.key.kindName)", at: pair.key.location))
+                continue
+            }
+            guard let earlier = (0..<index).first(where: { pairs[$0].key.scalar == key }) else { continue }
+            let first = pairs[earlier].key.location
+            diagnostics.append(.error("duplicate key '\(key)' (first defined at line \(first.line), column \(first.column))", at: pair.key.location))
         }
     }
 }
