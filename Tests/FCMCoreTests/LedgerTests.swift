@@ -91,4 +91,38 @@ import Testing
         ledger.recordApplied(desired([known, fresh]), unsettled: [Registration]())
         #expect(ledger.applied.changedRegistrations(in: desired([known, fresh])).isEmpty)
     }
+
+    @Test func changedRegistrationsAreThoseWhoseTopicsOrOwnershipChanged() {
+        // Applied with one random manifest, planned with another made from it by the edits a pull request makes:
+        // what is found changed must be exactly the registrations whose topics or their ownership differ.
+        var generator = SeededGenerator(seed: 7)
+        let registrations = (0..<600).map { Registration(value: "changed-\($0):APA91b", kind: .token) }
+        let topics = ["a", "b", "c", "d"]
+        func manifest(_ membership: [Registration: Set<String>], authoritative: Set<String>) -> DesiredState {
+            var desired = DesiredState(project: ProjectSettings(id: "p", senderId: "1"))
+            for topic in topics {
+                let members = Set(membership.filter { $0.value.contains(topic) }.keys)
+                desired.topics[topic] = DesiredTopic(
+                    name: topic, members: members, ownership: authoritative.contains(topic) ? .authoritative : .additive)
+            }
+            return desired
+        }
+        for _ in 0..<20 {
+            var before: [Registration: Set<String>] = [:]
+            for registration in registrations { before[registration] = Set(topics.filter { _ in Bool.random(using: &generator) }) }
+            var after = before
+            for registration in registrations.shuffled(using: &generator).prefix(40) {
+                after[registration] = Set(topics.filter { _ in Bool.random(using: &generator) })
+            }
+            let flipped: Set<String> = Bool.random(using: &generator) ? ["d"] : []
+            var ledger = Ledger()
+            ledger.recordApplied(manifest(before, authoritative: []), unsettled: [Registration]())
+            let expected = Set(
+                registrations.filter { registration in
+                    guard let now = after[registration], !now.isEmpty else { return false }
+                    return now != before[registration] || !now.isDisjoint(with: flipped)
+                })
+            #expect(ledger.applied.changedRegistrations(in: manifest(after, authoritative: flipped)) == expected)
+        }
+    }
 }
