@@ -43,7 +43,7 @@ import Testing
         let run = try BackgroundRun(["apply", "--auto-approve", "--qps", "50"] + common, environment: env)
         #expect(try await waitUntil(seconds: 120) { try await subscriptionCount(emulator) >= 100 })
         kill(run.pid, signal)
-        let result = run.wait()
+        let result = await run.wait()
         let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
         #expect(result.code == 128 + signal, "\(result.stderr)")
         // That the run stopped rather than finished is checked by what was left unsent (below); how soon it
@@ -90,7 +90,7 @@ import Testing
         kill(run.pid, SIGTERM)
         #expect(try await waitUntil(seconds: 60) { run.stderrSoFar.contains("fcmctl: SIGTERM received") })
         kill(run.pid, SIGTERM)
-        let result = run.wait()
+        let result = await run.wait()
         #expect(result.code == 143, "\(result.stderr)")
         #expect(result.stderr.contains("fcmctl: SIGTERM again: exiting now"), "\(result.stderr)")
         #expect(try await emulator.admin("PUT", "/emulator/v1/faults", json: "{\"latency_ms\": 0}").0 == 200)
@@ -116,7 +116,7 @@ import Testing
         // plan takes no lock: none is ever there to release.
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath + ".lock"))
         kill(run.pid, signal)
-        let result = run.wait()
+        let result = await run.wait()
         #expect(result.code == 128 + signal, "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath + ".lock"))
         #expect(!FileManager.default.fileExists(atPath: workspace.statePath))

@@ -30,7 +30,7 @@ import Testing
         let first = try BackgroundRun(["apply", "--auto-approve", "--parallelism", "2"] + common, environment: env)
         let holding = try await waitUntil(seconds: 120) { FileManager.default.fileExists(atPath: workspace.statePath + ".lock") }
         guard holding else {
-            Issue.record("the first apply never held the lock: \(first.wait().stderr)")
+            Issue.record("the first apply never held the lock: \(await first.wait().stderr)")
             return
         }
         // plan only reads: it takes no lock, reads one generation with the apply's journal so far, and writes
@@ -48,7 +48,7 @@ import Testing
             #expect(second.stderr.contains("fcmctl state unlock "), "\(second.stderr)")
         }
         try await setLatency(emulator, milliseconds: 0)
-        let result = first.wait()
+        let result = await first.wait()
         #expect(result.code == 0, "\(result.stderr)")
         let clean = try await CLI.runBinary(["plan", "--detailed-exitcode"] + common, environment: env)
         #expect(clean.code == 0, "\(clean.stdout)\(clean.stderr)")
@@ -66,7 +66,7 @@ import Testing
         let common = ["-f", workspace.manifestPath, "--state", workspace.statePath]
         let victim = try BackgroundRun(["apply", "--auto-approve", "--parallelism", "8"] + common, environment: env)
         #expect(try await waitUntil(seconds: 120) { try await subscriptionCount(emulator) >= 200 })
-        victim.killNow()
+        await victim.killNow()
         try await setLatency(emulator, milliseconds: 0)
         let made = try await subscriptionCount(emulator)
         #expect(made >= 200 && made < 1000)
@@ -102,14 +102,14 @@ import Testing
 
         // Read-only for the user running fcmctl.
         chmod(stateDirectory, 0o755)
-        let readOnly = try BackgroundRun.run(["apply", "--auto-approve"] + common, environment: env, as: "65534")
+        let readOnly = try await BackgroundRun.run(["apply", "--auto-approve"] + common, environment: env, as: "65534")
         #expect(readOnly.code == 1, "\(readOnly.stderr)")
         #expect(readOnly.stderr.contains("Permission denied") && readOnly.stderr.contains("Nothing was sent"), "\(readOnly.stderr)")
 
         // Unreadable: never mistaken for "no state yet".
         FileManager.default.createFile(atPath: workspace.statePath, contents: Data(StateFileFormat.encode(Ledger(lineage: "L", serial: 3))))
         chmod(stateDirectory, 0o700)
-        let unreadable = try BackgroundRun.run(["plan", "--lock=false"] + common, environment: env, as: "65534")
+        let unreadable = try await BackgroundRun.run(["plan", "--lock=false"] + common, environment: env, as: "65534")
         #expect(unreadable.code == 1, "\(unreadable.stderr)")
         #expect(unreadable.stderr.contains("state.json: cannot read the state: Permission denied"), "\(unreadable.stderr)")
         #expect(!unreadable.stdout.contains("Plan:"))

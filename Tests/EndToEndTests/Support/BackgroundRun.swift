@@ -38,22 +38,35 @@ final class BackgroundRun: @unchecked Sendable {
     /// What the run has written to stderr so far.
     var stderrSoFar: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
-    func killNow() {
+    func killNow() async {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await exited()
     }
 
-    func wait() -> CLIResult {
-        process.waitUntilExit()
+    func wait() async -> CLIResult {
+        await exited()
         return CLIResult(
             code: process.terminationStatus,
             stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
     }
 
+    /// Waits for the process to end on a thread of its own: `waitUntilExit` blocks (and spins) the thread it
+    /// runs on, and on the two threads of a 2-core runner's task pool two such waits once starved the
+    /// in-process emulator the waited-for apply was talking to, so neither ever ended.
+    private func exited() async {
+        let process = self.process
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
     /// Runs the binary to completion (optionally as another user), like `CLI.runBinary`.
-    static func run(_ arguments: [String], environment: [String: String] = [:], as user: String? = nil) throws -> CLIResult {
-        try BackgroundRun(arguments, environment: environment, as: user).wait()
+    static func run(_ arguments: [String], environment: [String: String] = [:], as user: String? = nil) async throws -> CLIResult {
+        try await BackgroundRun(arguments, environment: environment, as: user).wait()
     }
 }
 
