@@ -108,10 +108,10 @@ let package = Package(
         .executableTarget(
             name: "fcmctl-multicall", dependencies: ["FCMCommands", "FCMEmulator"], swiftSettings: codeSettings,
             linkerSettings: staticRuntime),
-        .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"], swiftSettings: codeSettings),
+        .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore", "FCMTestSupport"], swiftSettings: codeSettings),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "FCMCore"], swiftSettings: codeSettings),
         .testTarget(
-            name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore"], exclude: ["Fixtures"],
+            name: "FCMManifestTests", dependencies: ["FCMManifest", "FCMCore", "FCMTestSupport"], exclude: ["Fixtures"],
             swiftSettings: codeSettings),
         // FCMClient: the store conformance suite runs the gcs store through GCSObjectStorage against fake-gcs-server.
         .testTarget(

@@ -1,4 +1,5 @@
 import FCMCore
+import FCMTestSupport
 import Foundation
 import Testing
 

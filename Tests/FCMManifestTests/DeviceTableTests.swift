@@ -1,4 +1,5 @@
 import FCMCore
+import FCMTestSupport
 import Foundation
 import Testing
 
@@ -26,7 +27,7 @@ import Testing
     ]
 
     static func entries(seed: UInt64, count: Int, files: [String]) -> [Entry] {
-        var generator = SplitMix(state: seed)
+        var generator = SeededGenerator(seed: seed)
         return (0..<count).map { index in
             let registered = generator.next() % 4 != 0
             // Some tables have every device at column 1 and its registration with it (a device file's), others
@@ -189,17 +190,4 @@ import Testing
 private enum YAMLReaderSizes {
     /// The largest mapping whose keys are compared pair by pair (`EventSession.smallMapping`).
     static let small = 8
-}
-
-/// A small deterministic generator, so a failing seed can be run again.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
