@@ -34,7 +34,7 @@ package struct AppliedDeclarations: Hashable, Sendable {
     static func keyed(_ desired: DesiredState) -> (byKey: [UInt64: UInt64], keys: [(Registration, UInt64)]) {
         var sums: [Registration: UInt64] = [:]
         for topic in desired.topics.values {
-            let topicHash = mix(fnv("topic:\(topic.name):\(topic.ownership.rawValue)"))
+            let topicHash = Self.topicHash(topic)
             for member in topic.members { sums[member, default: 0] &+= topicHash }
         }
         var byKey = [UInt64: UInt64](minimumCapacity: sums.count)
@@ -48,6 +48,9 @@ package struct AppliedDeclarations: Hashable, Sendable {
         return (byKey, keys)
     }
 
+    /// What declaring a registration in `topic` adds to its sum.
+    static func topicHash(_ topic: DesiredTopic) -> UInt64 { mix(fnv("topic:\(topic.name):\(topic.ownership.rawValue)")) }
+
     /// Declared registrations whose declaration differs from the last apply (or that it did not know).
     ///
     /// Sums are kept in an array by registration ordinal, not a dictionary, and each is compared with the
@@ -59,7 +62,7 @@ package struct AppliedDeclarations: Hashable, Sendable {
         var sums = [UInt64](repeating: 0, count: count)
         var declared = [UInt64](repeating: 0, count: count / 64 + 1)
         for topic in desired.topics.values {
-            let topicHash = Self.mix(Self.fnv("topic:\(topic.name):\(topic.ownership.rawValue)"))
+            let topicHash = Self.topicHash(topic)
             for member in topic.members {
                 let ordinal = Int(member.ordinal)
                 sums[ordinal] &+= topicHash
@@ -96,6 +99,12 @@ package struct AppliedDeclarations: Hashable, Sendable {
             let key = Self.fnv(registration)
             self.registrations[key] = previous.registrations[key] == nil ? nil : Self.unsettled
         }
+    }
+
+    /// Marks a registration the last apply declared as unsettled (see `Ledger.recordSubscription`).
+    package mutating func markUnsettled(_ registration: Registration) {
+        let key = Self.fnv(registration)
+        if registrations[key] != nil { registrations[key] = Self.unsettled }
     }
 
     /// The fingerprint of a registration declared but not settled: it matches no declaration, so

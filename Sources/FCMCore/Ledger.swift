@@ -18,6 +18,9 @@ package struct Ledger: Hashable, Sendable {
     /// The project these records are in (empty in a state written before states were bound to one): a run
     /// for another project refuses the state, and every write records the project of the run that makes it.
     package var project = ProjectBinding()
+    /// Set when only some shards of a sharded state were read (`plan --refresh=changed` of a change that
+    /// touches a few): the records here are those shards' whole records, and a write replaces only them.
+    package var slice: LedgerSlice?
 
     package init(lineage: String = newLineage(), serial: Int = 0) {
         self.lineage = lineage
@@ -42,9 +45,14 @@ package struct Ledger: Hashable, Sendable {
 
     package func managedSubscribers(of topic: String) -> Set<Registration> { topics[topic] ?? [] }
 
+    /// A subscription recorded outside an apply of the whole manifest (an import, a targeted apply, a journal
+    /// replayed) may be one the last apply did not declare: the registration is marked unsettled, so the next
+    /// `--refresh=changed` reads it again and its shard is not taken as unchanged. An apply of the whole
+    /// manifest settles it again (`recordApplied`).
     package mutating func recordSubscription(_ registration: Registration, topic: String) {
         topics[topic, default: []].insert(registration)
         pending.forgetSubscription(registration, topic: topic)
+        applied.markUnsettled(registration)
     }
 
     package mutating func forgetSubscription(_ registration: Registration, topic: String) {

@@ -13,6 +13,10 @@ package protocol StateStore: Sendable {
     /// No state yet is an empty ledger with `version == nil`; state that cannot be read is an error.
     func read() async throws -> StateSnapshot
 
+    /// The same, reading of a sharded state only the shards `selecting` picks from its outline (nil: all),
+    /// with `Ledger.slice` saying which. A store that cannot read in part reads the whole state.
+    func read(selecting: ShardSelector?) async throws -> StateSnapshot
+
     /// Takes the state lock for `operation`, waiting up to `timeout` while another live holder has it.
     /// Throws `StateLockedError` when it stays held. A live holder's lease is renewed until `unlock`.
     func lock(operation: String, timeout: Duration) async throws -> StateLock
@@ -40,6 +44,8 @@ package protocol StateStore: Sendable {
 }
 
 extension StateStore {
+    package func read(selecting: ShardSelector?) async throws -> StateSnapshot { try await read() }
+
     package func write(_ ledger: Ledger, replacing expected: StateVersion?) async throws -> StateVersion {
         try await write(ledger, replacing: expected, force: false)
     }

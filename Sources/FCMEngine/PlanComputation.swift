@@ -6,7 +6,8 @@ import Foundation
 
 /// A plan and everything it was computed from.
 package struct ComputedPlan {
-    /// Everything the manifests declare.
+    /// Everything the manifests declare; of a state read in part (`Ledger.slice`), what they declare for the
+    /// registrations of the shards read.
     package var desired: DesiredState
     /// The ledger as read, with FCM's answers folded in: what the plan was made from.
     package var ledger: Ledger
@@ -32,10 +33,10 @@ extension Session {
         _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false,
         manifest: Manifest? = nil, unreadCreates: Bool = false
     ) async throws -> ComputedPlan {
-        var desired = declared
-        let snapshot = try await readState(store)
+        let (snapshot, sliced, leftOut) = try await readState(store, for: declared, mode: mode)
+        var desired = sliced
         try checkProject(snapshot, store: store)
-        try TargetCheck.check(settings.targeting, desired: desired, ledger: snapshot.ledger)
+        try TargetCheck.check(settings.targeting, desired: declared, ledger: snapshot.ledger)
         let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty
         let usesIID = desired.project.topicAPI == .iid
         if let reason = PlatformDeprecations.refusal(usesGroups: usesGroups, usesIID: usesIID, now: world.now()) {
@@ -128,8 +129,10 @@ extension Session {
         let deprecations = PlatformDeprecations.notices(
             usesGroups: usesGroups, createsGroups: plan.groups.contains { $0.action == .create }, usesIID: usesIID, now: world.now())
         for notice in deprecations { notices.warning(settings.verbose ? notice.message : notice.summary) }
+        var refresh = scope.summary
+        refresh.registrationsKnown += leftOut
         return ComputedPlan(
-            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: scope.summary, deprecations: deprecations,
+            desired: desired, ledger: ledger, snapshot: snapshot, observed: observed, plan: plan, refresh: refresh, deprecations: deprecations,
             unread: unread)
     }
 

@@ -2,10 +2,11 @@ import FCMCore
 
 extension Session {
     /// Reads the state, saying what the read had to say (a replayed journal, a torn line).
-    package func readState(_ store: any StateStore) async throws -> StateSnapshot {
+    /// `selecting`: the shards of a sharded state to read (`StateStore.read(selecting:)`).
+    package func readState(_ store: any StateStore, selecting: ShardSelector? = nil) async throws -> StateSnapshot {
         let snapshot: StateSnapshot
         do {
-            snapshot = try await store.read()
+            snapshot = try await store.read(selecting: selecting)
         } catch {
             throw EngineFailure("\(error)")
         }
@@ -89,6 +90,25 @@ extension Session {
 }
 
 extension Session {
+    /// Reads the state for a plan from `declared`: with `--refresh=changed`, only the shards whose declarations
+    /// changed since the last apply (ShardDigests). Returns the snapshot and the manifests' declarations cut to
+    /// what was read, with the number of declared registrations left out (known unchanged, not looked at).
+    package func readState(
+        _ store: any StateStore, for declared: DesiredState, mode: RefreshMode
+    ) async throws -> (snapshot: StateSnapshot, desired: DesiredState, leftOut: Int) {
+        let declaredShards = DeclaredShardsBox()
+        let snapshot = try await readState(store, selecting: mode == .changed ? declaredShards.selector(for: declared) : nil)
+        guard let slice = snapshot.ledger.slice else { return (snapshot, declared, 0) }
+        guard let shards = declaredShards.shards, shards.bits == slice.bits else {
+            throw EngineFailure("the state was read in part without the declarations it was chosen by; run again")
+        }
+        let leftOut = shards.declaredOutside(slice)
+        notices(
+            "Read \(plural(slice.loaded.count, "shard")) of the state's \(1 << slice.bits): the rest hold \(plural(leftOut, "registration")) "
+                + "declared as the last apply left them (--refresh=changed).")
+        return (snapshot, shards.slice(declared, to: slice), leftOut)
+    }
+
     /// Every state write a run makes: `ledger` bound to this run's project (a state written by the run is its
     /// project's), as the serial after the one read, over `version` (compare-and-swap). Returns the new version.
     package func commit(_ ledger: inout Ledger, to store: any StateStore, replacing version: StateVersion?) async throws -> StateVersion {

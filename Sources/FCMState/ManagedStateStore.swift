@@ -9,6 +9,7 @@ extension ManagedStateStore {
     package var displayName: String { manager.displayName }
     package var journalDisplayName: String { manager.journalDisplayName }
     package func read() async throws -> StateSnapshot { try await manager.read() }
+    package func read(selecting: ShardSelector?) async throws -> StateSnapshot { try await manager.read(selecting: selecting) }
     package func lock(operation: String, timeout: Duration) async throws -> StateLock {
         try await manager.lock(operation: operation, timeout: timeout)
     }

@@ -14,11 +14,15 @@ import FCMCore
 ///     "topic_names": ["news", null, "weather"],
 ///     "group_names": ["appUser-Chris"],
 ///     "shards": [
-///       {"object": "state.json.shards/0000-1f2e….json", "sha256": "…", "bytes": 1234},
+///       {"object": "state.json.shards/0000-1f2e….json", "sha256": "…", "bytes": 1234, "declared": "9c0e…"},
 ///       …
 ///     ],
 ///     "checksum": "sha256:…"
 ///     }
+///
+/// `declared` is the digest of what the last apply declared for the shard's registrations (ShardDigests), written
+/// only where the shard's records are all accounted for by it: `plan --refresh=changed` reads only the shards whose
+/// digest differs from its manifests'.
 ///
 /// Shard `i` holds the records StateShards.split puts in shard `i`, as ShardEncoder writes them: topics and
 /// groups by their number in `topic_names` and `group_names` (ShardNames). An object's name carries a prefix of its SHA-256, so a shard is never
@@ -32,6 +36,8 @@ package struct ShardIndex: Sendable, Equatable {
         package var object: String
         package var sha256: String
         package var bytes: Int
+        /// `ShardDigests.recorded` of the shard's records; nil (not written) when it has none.
+        package var declared: UInt64?
     }
 
     package var lineage: String
@@ -42,6 +48,11 @@ package struct ShardIndex: Sendable, Equatable {
     package var names = ShardNames()
 
     package var bits: Int { shards.count.trailingZeroBitCount }
+
+    /// What a reader chooses the shards to load from.
+    package var outline: ShardOutline {
+        ShardOutline(bits: bits, recorded: shards.map(\.declared), hasGroups: names.groups.contains { $0 != nil })
+    }
 
     static let knownFields: Set<String> = [
         "version", "lineage", "serial", "project", "merged_runs", "shard_count", "topic_names", "group_names", "shards", "checksum",
@@ -72,6 +83,10 @@ package struct ShardIndex: Sendable, Equatable {
             out.string(entry.sha256)
             out.raw(", \"bytes\": ")
             out.int(entry.bytes)
+            if let declared = entry.declared {
+                out.raw(", \"declared\": ")
+                out.string(StateFileFormat.hex(declared))
+            }
             out.raw("}")
         }
         out.raw("\n]")
@@ -119,7 +134,14 @@ package struct ShardIndex: Sendable, Equatable {
                 !object.contains(".."), let digest = item["sha256"]?.string, digest.utf8.count == 64, let size = item["bytes"]?.int,
                 size >= 0
             else { throw invalid("shards[\(index)]", "is not an object name beside the state with its sha256 and size") }
-            shards.append(Entry(object: object, sha256: digest, bytes: size))
+            var declared: UInt64?
+            if let text = item["declared"] {
+                guard let hex = text.string, hex.utf8.count == 16, let value = UInt64(hex, radix: 16) else {
+                    throw invalid("shards[\(index)].declared", "is not a 16-digit hexadecimal digest")
+                }
+                declared = value
+            }
+            shards.append(Entry(object: object, sha256: digest, bytes: size, declared: declared))
         }
         let project = try StateFileFormat.decodeProject(document["project"], invalid: invalid)
         let merged = Set(document["merged_runs"]?.array?.compactMap(\.string) ?? [])

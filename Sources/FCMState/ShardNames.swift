@@ -20,25 +20,32 @@ package struct ShardNames: Sendable, Equatable {
     }
 
     /// Numbers for `ledger`'s names, keeping those `previous` gave.
-    package static func numbering(for ledger: Ledger, keeping previous: ShardNames?) -> ShardNames {
+    /// `keepingAll`: every name `previous` numbers stays, used or not (a write of some shards: the others still
+    /// refer to them by number).
+    package static func numbering(for ledger: Ledger, keeping previous: ShardNames?, keepingAll: Bool = false) -> ShardNames {
         var topicNames = Set(ledger.topics.keys)
         topicNames.formUnion(ledger.pending.subscriptions.keys)
         var groupNames = Set(ledger.groups.keys)
         groupNames.formUnion(ledger.pending.groups)
         groupNames.formUnion(ledger.pending.groupMembers.keys)
         groupNames.formUnion(ledger.applied.groups.keys)
+        if keepingAll, let previous {
+            for case let name? in previous.topics { topicNames.insert(name) }
+            for case let name? in previous.groups { groupNames.insert(name) }
+        }
         return ShardNames(
-            topics: table(topicNames, keeping: previous?.topics ?? []), groups: table(groupNames, keeping: previous?.groups ?? []))
+            topics: table(topicNames, keeping: previous?.topics ?? [], renumbering: !keepingAll),
+            groups: table(groupNames, keeping: previous?.groups ?? [], renumbering: !keepingAll))
     }
 
-    static func table(_ names: Set<String>, keeping previous: [String?]) -> [String?] {
+    static func table(_ names: Set<String>, keeping previous: [String?], renumbering: Bool = true) -> [String?] {
         var table = previous.map { name in name.flatMap { names.contains($0) ? $0 : nil } }
         var placed = Set<String>()
         for case let name? in table { placed.insert(name) }
         let fresh = names.subtracting(placed).sorted()
         let holesLeft = max(0, table.count - placed.count - fresh.count)
         // A state that shed most of its names is renumbered once (every shard rewritten) rather than carry them.
-        if holesLeft > names.count { return names.sorted() }
+        if renumbering, holesLeft > names.count { return names.sorted() }
         var next = fresh.makeIterator()
         for number in table.indices where table[number] == nil {
             guard let name = next.next() else { break }

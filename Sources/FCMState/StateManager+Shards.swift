@@ -45,6 +45,9 @@ extension StateManager {
         let oldObjects = old.map { Set($0.shards.map(\.object)) } ?? []
         // The whole digest, not only the prefix a name carries, says whether a shard is already stored.
         let storedDigests = Dictionary(old?.shards.map { ($0.object, $0.sha256) } ?? [], uniquingKeysWith: { first, _ in first })
+        if let slice = ledger.slice {
+            return try await putSlice(ledger, slice: slice, old: old, oldObjects: oldObjects, mergedRuns: mergedRuns, condition: condition)
+        }
         var bits = old?.bits ?? policy.estimatedBits(for: ledger)
         let names = ShardNames.numbering(for: ledger, keeping: old?.names)
         var encoded = encode(ledger, bits: bits, names: names, mergedRuns: mergedRuns, storedDigests: storedDigests, force: force)
@@ -74,6 +77,48 @@ extension StateManager {
         return PutState(generation: generation, obsolete: oldObjects.subtracting(kept).sorted())
     }
 
+    /// A ledger that holds some shards of the state (`Ledger.slice`): those shards are encoded again and the
+    /// others kept as the replaced index names them, under its cut and with every name it numbers (an unread
+    /// shard refers to them by number). The replaced index must be the one the slice was read from: the
+    /// compare-and-swap on `condition` says so, and an index cut otherwise is refused here before anything is put.
+    func putSlice(
+        _ ledger: Ledger, slice: LedgerSlice, old: ShardIndex?, oldObjects: Set<String>, mergedRuns: Set<String>, condition: Int64
+    ) async throws -> PutState {
+        guard let old, old.bits == slice.bits, old.lineage == ledger.lineage else {
+            throw StateConflictError("\(statePath) was replaced since its shards were read: this run holds only some of them")
+        }
+        let names = ShardNames.numbering(for: ledger, keeping: old.names, keepingAll: true)
+        var buckets = ShardBuckets(ledger, bits: slice.bits)
+        let numbers = names.numbers
+        var entries = old.shards
+        var puts: [(String, [UInt8])] = []
+        for number in slice.loaded.sorted() where number < entries.count {
+            let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers)
+            buckets.release(number)
+            entries[number] = entry
+            if old.shards[number].sha256 != entry.sha256 || old.shards[number].object != entry.object { puts.append((shardObject(entry.object), bytes)) }
+        }
+        let storage = self.storage
+        try await Self.concurrently(puts, width: shardWindow) { put in
+            _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
+        } collect: { _ in
+        }
+        let index = ShardIndex(
+            lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries, names: names)
+        let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
+        return PutState(generation: generation, obsolete: oldObjects.subtracting(entries.map(\.object)).sorted())
+    }
+
+    /// Shard `number`'s fragment encoded, with its index entry.
+    func shardEntry(_ part: Ledger, number: Int, numbers: ShardNames.Numbers) -> (ShardIndex.Entry, [UInt8]) {
+        let bytes = ShardEncoder.encode(part, numbers: numbers)
+        let digest = ShardIndex.sha256(bytes)
+        let entry = ShardIndex.Entry(
+            object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count,
+            declared: ShardDigests.recorded(part))
+        return (entry, bytes)
+    }
+
     /// A state encoded for a write: the single document, or the index's entries and the shards to put.
     struct Encoded {
         var document: [UInt8]?
@@ -101,14 +146,11 @@ extension StateManager {
         var encoded = Encoded()
         encoded.entries.reserveCapacity(buckets.count)
         for number in 0..<buckets.count {
-            let bytes = ShardEncoder.encode(buckets.part(number), numbers: numbers)
+            let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers)
             buckets.release(number)
             encoded.total += max(0, bytes.count - overhead)
-            let digest = ShardIndex.sha256(bytes)
-            let entry = ShardIndex.Entry(
-                object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count)
             encoded.entries.append(entry)
-            if force || storedDigests[entry.object] != digest { encoded.puts.append((shardObject(entry.object), bytes)) }
+            if force || storedDigests[entry.object] != entry.sha256 { encoded.puts.append((shardObject(entry.object), bytes)) }
         }
         return encoded
     }
@@ -135,14 +177,15 @@ extension StateManager {
     /// The ledger an index names, every shard checked against its SHA-256 and size. A shard that is missing
     /// while the index has moved on (a writer replaced it and removed the old shards after this read began)
     /// is a conflict, so the read is made again; missing under the same index, it is lost, and said so.
-    func loadShards(_ index: ShardIndex, indexGeneration: Int64) async throws -> Ledger {
+    func loadShards(_ index: ShardIndex, indexGeneration: Int64, only: Set<Int>? = nil) async throws -> Ledger {
         var ledger = Ledger(lineage: index.lineage, serial: index.serial)
         ledger.project = index.project
         let storage = self.storage
         let layout = self.layout
         let prefix = String(layout.state.dropLast(stateName.count))
         do {
-            try await Self.concurrently(index.shards, width: Self.readWindow) { entry -> Ledger in
+            let entries = only.map { only in index.shards.indices.filter(only.contains).map { index.shards[$0] } } ?? index.shards
+            try await Self.concurrently(entries, width: Self.readWindow) { entry -> Ledger in
                 let name = prefix + entry.object
                 let shown = layout.locate(name)
                 guard let object = try await storage.get(name) else { throw MissingShard(object: shown) }

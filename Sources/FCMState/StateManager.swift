@@ -64,12 +64,16 @@ package final class StateManager: StateStore {
     /// these reads: the serial record, read last, is then newer than the state read first, and the read is made
     /// again, so what is returned is one generation with its journal. Only a serial record that stays newer is
     /// an older state put back.
-    package func read() async throws -> StateSnapshot {
+    package func read() async throws -> StateSnapshot { try await read(selecting: nil) }
+
+    /// `selecting`: given a sharded state's outline, the shards to load (nil: all); the ledger returned then
+    /// holds those shards' records and says so (`Ledger.slice`). A state with a journal to fold in is read whole.
+    package func read(selecting: ShardSelector?) async throws -> StateSnapshot {
         var attempts = 0
         while true {
             attempts += 1
             do {
-                return try await readOnce()
+                return try await readOnce(selecting: selecting)
             } catch is StateConflictError where attempts < Self.readAttempts {
                 continue
             }
@@ -80,7 +84,7 @@ package final class StateManager: StateStore {
 
     /// A sharded state's index is read first and its shards last: they are immutable, so whatever happens
     /// meanwhile they are the ones that index named (or gone, which `loadShards` tells apart).
-    private func readOnce() async throws -> StateSnapshot {
+    private func readOnce(selecting: ShardSelector?) async throws -> StateSnapshot {
         let stored = try await attempt("reading the state") { try await storage.get(layout.state) }
         var decoded: StateFileFormat.Decoded?
         var index: ShardIndex?
@@ -93,7 +97,10 @@ package final class StateManager: StateStore {
         let marker = try await attempt("reading the state's serial record") { try await storage.get(layout.serial) }
         if let index, let stored {
             try checkNotRolledBack(lineage: index.lineage, serial: index.serial, recorded: StateAssembly.recordedSerial(marker?.bytes))
-            let ledger = try await loadShards(index, indexGeneration: stored.generation)
+            // Only a state with nothing to replay is read in part: a journal's records may be in any shard.
+            let only = journal.bytes?.isEmpty ?? true ? selecting?(index.outline) : nil
+            var ledger = try await loadShards(index, indexGeneration: stored.generation, only: only)
+            if let only { ledger.slice = LedgerSlice(bits: index.bits, loaded: only) }
             decoded = StateFileFormat.Decoded(ledger: ledger, formatVersion: StateFileFormat.currentVersion, mergedRuns: index.mergedRuns)
         } else if let decoded {
             let recorded = StateAssembly.recordedSerial(marker?.bytes)

@@ -9,9 +9,7 @@ import Foundation
 /// Swift's per-process seeded `Hasher`: the same ledger must cut the same way in every run.
 package enum StateShards {
     /// The shard of a hash among `1 << bits`: its top bits, so doubling the count splits each shard in two.
-    static func shard(of hash: UInt64, bits: Int) -> Int {
-        bits == 0 ? 0 : Int(mix(hash) >> UInt64(64 - bits))
-    }
+    static func shard(of hash: UInt64, bits: Int) -> Int { ShardDigests.shard(ofKey: hash, bits: bits) }
 
     static func shard(of registration: Registration, bits: Int) -> Int {
         shard(of: AppliedDeclarations.fnv(registration), bits: bits)
