@@ -103,6 +103,9 @@ struct ManifestResolver {
             if let registration = resolution.registration(ofDevice: located.value) {
                 return ResolvedMember(registration: registration, location: located.location, device: located.value)
             }
+            // Declared, but its entry did not load (`d1: "token"` for `d1: {token: …}`): that is said once, at the
+            // entry, not again as an unknown device at every reference with itself as the suggestion.
+            if devices.position(of: located.value) != nil { return nil }
             // Malformed values are reported once, by RegistrationFormatRule, not as unknown devices.
             if Self.looksLikeRegistration(located.value) || Registration.formatProblem(located.value) != nil {
                 return ResolvedMember(registration: Registration(inferring: located.value), location: located.location, device: nil)
