@@ -96,7 +96,7 @@ extension StateManager {
             let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers)
             buckets.release(number)
             entries[number] = entry
-            if old.shards[number].sha256 != entry.sha256 || old.shards[number].object != entry.object { puts.append((shardObject(entry.object), bytes)) }
+            if old.shards[number].object != entry.object { puts.append((shardObject(entry.object), bytes)) }
         }
         let storage = self.storage
         try await Self.concurrently(puts, width: shardWindow) { put in
