@@ -96,7 +96,9 @@ extension StateManager {
             let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers)
             buckets.release(number)
             entries[number] = entry
-            if old.shards[number].object != entry.object { puts.append((shardObject(entry.object), bytes)) }
+            // The whole digest, not only the prefix a name carries, says whether a shard is already stored.
+            let stored = old.shards[number]
+            if stored.object != entry.object || stored.sha256 != entry.sha256 { puts.append((shardObject(entry.object), bytes)) }
         }
         let storage = self.storage
         try await Self.concurrently(puts, width: shardWindow) { put in
