@@ -41,7 +41,9 @@ struct PlanCommand: AsyncParsableCommand {
     func plan(progress: RunProgress) async throws {
         let console = Console.current
         let settings = run.settings(adoptExisting: adopt.adoptExisting, targeting: target.targeting)
-        let (session, runTarget) = try RunStart.open(manifest: manifest, state: state, settings: settings, format: output.format, progress: progress)
+        // A changed-only plan names the devices of the shards it reads, not every device the manifests declare.
+        let (session, runTarget) = try RunStart.open(
+            manifest: manifest, state: state, settings: settings, format: output.format, progress: progress, namingDevices: refresh != .changed)
         let connection = try RunStart.connect(session, runTarget)
         defer { connection.shutdown() }
         let store = session.openStore()

@@ -34,7 +34,7 @@ enum RunStart {
     /// its findings as a JSON document; the other commands' documents carry them.
     static func open(
         manifest: ManifestOptions, state: StateOptions, settings: RunSettings, format: OutputFormat = .text,
-        progress: (any ProgressReporting)? = nil
+        progress: (any ProgressReporting)? = nil, namingDevices: Bool = true
     ) throws -> (Session, RunTarget) {
         // Before the manifest is read: under a lower limit its own files fail to open, with messages about
         // them that hide the cause.
@@ -48,7 +48,7 @@ enum RunStart {
         let target = try surfacingNow {
             try RunTarget.make(
                 loaded, manifestPaths: manifest.paths, stateOverride: state.state, allowEmpty: settings.allowEmpty, environment: environment,
-                notices: notices)
+                notices: notices, namingDevices: namingDevices)
         }
         let session = opener.open(
             settings: settings, statePath: target.statePath, project: target.project, progress: progress ?? NoProgress())

@@ -6,6 +6,11 @@ package enum Address: Hashable, Sendable, Comparable, CustomStringConvertible {
     case topic(String)
     case subscription(topic: String, registration: String)
 
+    package var isSubscription: Bool {
+        if case .subscription = self { return true }
+        return false
+    }
+
     private static let groupPrefix = "group/"
     private static let topicPrefix = "topic/"
 

@@ -129,20 +129,28 @@ package struct DeclaredShards: Sendable {
         counts.indices.reduce(0) { $0 + (slice.loaded.contains($1) ? 0 : counts[$1]) }
     }
 
-    /// `desired` restricted to the registrations of `slice`'s shards: their topic memberships and device names.
-    /// Groups are not sliced (a state with groups is read whole); local groups are the manifest's own.
-    package func slice(_ desired: DesiredState, to slice: LedgerSlice) -> DesiredState {
+    /// Whether a registration is declared in a topic and its records are in one of `slice`'s shards.
+    package func membership(in slice: LedgerSlice) -> @Sendable (Registration) -> Bool {
         var keep = [Bool](repeating: false, count: 1 << bits)
         for shard in slice.loaded where shard < keep.count { keep[shard] = true }
-        func kept(_ registration: Registration) -> Bool {
+        return { [home, keep] registration in
             let ordinal = Int(registration.ordinal)
             return ordinal < home.count && home[ordinal] != .max && keep[Int(home[ordinal])]
         }
+    }
+
+    /// `desired` restricted to the registrations of `slice`'s shards: their topic memberships and device names
+    /// (unless the names are deferred: the caller names them). Groups are not sliced (a state with groups is read
+    /// whole); local groups are the manifest's own.
+    package func slice(_ desired: DesiredState, to slice: LedgerSlice) -> DesiredState {
+        let kept = membership(in: slice)
         var sliced = desired
-        sliced.deviceNames = [:]
-        for (ordinal, shard) in home.enumerated() where shard != .max && keep[Int(shard)] {
-            let registration = Registration(ordinal: UInt32(ordinal))
-            if let name = desired.deviceNames[registration] { sliced.deviceNames[registration] = name }
+        if !desired.namesDeferred {
+            sliced.deviceNames = [:]
+            for (ordinal, shard) in home.enumerated() where shard != .max && slice.loaded.contains(Int(shard)) {
+                let registration = Registration(ordinal: UInt32(ordinal))
+                if let name = desired.deviceNames[registration] { sliced.deviceNames[registration] = name }
+            }
         }
         for (name, topic) in desired.topics { sliced.topics[name]?.members = topic.members.filter(kept) }
         return sliced

@@ -76,6 +76,9 @@ package struct DesiredState: Hashable, Sendable {
     package var deviceNames: [Registration: String]
     /// Groups kept only in the manifest (`mode: local`): never sent to the device-group API.
     package var localGroups: [String: DesiredGroup] = [:]
+    /// `deviceNames` is not filled in yet: a `plan --refresh=changed` names only the registrations of the shards
+    /// it reads (ten million names are 300 MB), from the manifest (`Manifest.deviceNames(where:)`).
+    package var namesDeferred = false
 
     package init(
         project: ProjectSettings, groups: [String: DesiredGroup] = [:], topics: [String: DesiredTopic] = [:],

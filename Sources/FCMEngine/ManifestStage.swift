@@ -14,7 +14,9 @@ package struct LoadedManifest {
     package var digest: String { ManifestDigest.of(sources, deviceFiles: deviceFileDigests) }
 
     /// Built on demand: at fleet scale it hashes every subscription, which `validate` does not need.
-    package func desiredState() -> DesiredState { manifest.desiredState(resolution) }
+    package func desiredState(namingDevices: Bool = true) -> DesiredState {
+        manifest.desiredState(resolution, namingDevices: namingDevices)
+    }
 }
 
 /// The first stage of every command: the manifests, their diagnostics, and the project-id rule that needs

@@ -33,8 +33,18 @@ extension Session {
         _ declared: DesiredState, service: any FCMService, store: any StateStore, mode: RefreshMode = .all, includeLocalGroups: Bool = false,
         manifest: Manifest? = nil, unreadCreates: Bool = false
     ) async throws -> ComputedPlan {
-        let (snapshot, sliced, leftOut) = try await readState(store, for: declared, mode: mode)
+        let (snapshot, sliced, leftOut) = try await readState(store, for: declared, mode: mode, manifest: manifest)
         var desired = sliced
+        var declared = declared
+        if declared.namesDeferred {
+            // A target of one device's subscription is found by its name, wherever its records are.
+            let everyName = settings.targeting.targets.contains(where: \.isSubscription) || settings.targeting.excludes.contains(where: \.isSubscription)
+            declared = everyName ? try Self.named(declared, from: manifest) { _ in true } : declared
+            if !everyName {
+                declared.deviceNames = desired.deviceNames
+                declared.namesDeferred = false
+            }
+        }
         try checkProject(snapshot, store: store)
         try TargetCheck.check(settings.targeting, desired: declared, ledger: snapshot.ledger)
         let usesGroups = !desired.groups.isEmpty || !snapshot.ledger.knownGroupNames.isEmpty

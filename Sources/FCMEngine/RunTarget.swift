@@ -20,9 +20,9 @@ package struct RunTarget {
     /// first is not the environment's (`-f fcm/base -f fcm/prod` used fcm/base's state, shared with dev).
     package static func make(
         _ loaded: LoadedManifest, manifestPaths: [String], stateOverride: String?, allowEmpty: Bool, environment: [String: String],
-        notices: Notices
+        notices: Notices, namingDevices: Bool = true
     ) throws -> RunTarget {
-        let desired = loaded.desiredState()
+        let desired = loaded.desiredState(namingDevices: namingDevices)
         if desired.isEmpty && !allowEmpty {
             throw EngineFailure(
                 "the manifest declares no groups and no topics; fcmctl would remove everything it manages. "

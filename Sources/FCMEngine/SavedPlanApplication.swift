@@ -88,7 +88,7 @@ package struct SavedPlanApplication {
         let store = transaction.store
         // The shards the plan was made from: the same state and manifests choose the same ones.
         let (snapshot, desired, _) = try await session.readState(
-            store, for: desired, mode: RefreshMode(rawValue: saved.options.refresh) ?? .all)
+            store, for: desired, mode: RefreshMode(rawValue: saved.options.refresh) ?? .all, manifest: nil)
         // The plan's project is the manifest's (checked before): a state of another project makes the plan
         // one that cannot be applied here, exit 5 like any plan that does not fit what it meets.
         try session.checkProject(snapshot, store: store, code: ExitCodes.stalePlan, prefix: "the saved plan is refused: ")

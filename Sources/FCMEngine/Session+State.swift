@@ -1,4 +1,5 @@
 import FCMCore
+import FCMManifest
 
 extension Session {
     /// Reads the state, saying what the read had to say (a replayed journal, a torn line).
@@ -93,12 +94,13 @@ extension Session {
     /// Reads the state for a plan from `declared`: with `--refresh=changed`, only the shards whose declarations
     /// changed since the last apply (ShardDigests). Returns the snapshot and the manifests' declarations cut to
     /// what was read, with the number of declared registrations left out (known unchanged, not looked at).
+    /// Deferred device names (`DesiredState.namesDeferred`) are named from `manifest`, for the registrations read.
     package func readState(
-        _ store: any StateStore, for declared: DesiredState, mode: RefreshMode
+        _ store: any StateStore, for declared: DesiredState, mode: RefreshMode, manifest: Manifest?
     ) async throws -> (snapshot: StateSnapshot, desired: DesiredState, leftOut: Int) {
         let declaredShards = DeclaredShardsBox()
         let snapshot = try await readState(store, selecting: mode == .changed ? declaredShards.selector(for: declared) : nil)
-        guard let slice = snapshot.ledger.slice else { return (snapshot, declared, 0) }
+        guard let slice = snapshot.ledger.slice else { return (snapshot, try Self.named(declared, from: manifest) { _ in true }, 0) }
         guard let shards = declaredShards.shards, shards.bits == slice.bits else {
             throw EngineFailure("the state was read in part without the declarations it was chosen by; run again")
         }
@@ -106,7 +108,17 @@ extension Session {
         notices(
             "Read \(plural(slice.loaded.count, "shard")) of the state's \(1 << slice.bits): the rest hold \(plural(leftOut, "registration")) "
                 + "declared as the last apply left them (--refresh=changed).")
-        return (snapshot, shards.slice(declared, to: slice), leftOut)
+        return (snapshot, try Self.named(shards.slice(declared, to: slice), from: manifest, where: shards.membership(in: slice)), leftOut)
+    }
+
+    /// `desired` with its deferred device names filled in from `manifest`, for the registrations `keep` accepts.
+    package static func named(_ desired: DesiredState, from manifest: Manifest?, where keep: (Registration) -> Bool) throws -> DesiredState {
+        guard desired.namesDeferred else { return desired }
+        guard let manifest else { throw EngineFailure("the manifests' device names were not read; run again") }
+        var named = desired
+        named.deviceNames = manifest.deviceNames(where: keep)
+        named.namesDeferred = false
+        return named
     }
 
     /// Every state write a run makes: `ledger` bound to this run's project (a state written by the run is its

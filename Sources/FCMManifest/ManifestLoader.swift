@@ -326,15 +326,26 @@ package struct ManifestLoader: Sendable {
 }
 
 extension Manifest {
+    /// The names of the declared devices whose registration `keep` accepts.
+    package func deviceNames(reserving capacity: Int = 0, where keep: (Registration) -> Bool) -> [Registration: String] {
+        var names: [Registration: String] = [:]
+        names.reserveCapacity(capacity)
+        for position in 0..<devices.count {
+            if let registration = devices.registration(at: position), keep(registration) { names[registration] = devices.name(at: position) }
+        }
+        return names
+    }
+
     /// Builds the desired state from a manifest that loaded without errors and its resolution.
-    package func desiredState(_ resolution: Resolution) -> DesiredState {
+    /// `namingDevices` false: `deviceNames` is left empty and `namesDeferred` set (`deviceNames(where:)` fills it).
+    package func desiredState(_ resolution: Resolution, namingDevices: Bool = true) -> DesiredState {
         let project = ProjectSettings(
             id: project?.id?.value ?? "", senderId: project?.senderId?.value ?? "", topicAPI: project?.topicApi?.value ?? .v1)
         var desired = DesiredState(project: project)
-        let devices = resolution.devices
-        desired.deviceNames.reserveCapacity(devices.count)
-        for position in 0..<devices.count {
-            if let registration = devices.registration(at: position) { desired.deviceNames[registration] = devices.name(at: position) }
+        if namingDevices {
+            desired.deviceNames = deviceNames(reserving: devices.count) { _ in true }
+        } else {
+            desired.namesDeferred = true
         }
         let defaultProtect = defaults?.protect?.value ?? false
         let defaultOwnership = defaults?.ownership?.value ?? .additive

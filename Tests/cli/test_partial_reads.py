@@ -200,3 +200,25 @@ def test_pull_requests_read_only_the_shards_they_touch_and_end_as_a_whole_read_w
     sharded.fcmctl("apply", "--auto-approve")
     stale = run(["apply", "--auto-approve", str(sharded.dir / "reviewed.plan"), *sharded.args], sharded.emulator, sharded.env)
     assert stale.returncode == 5, stale.stdout + stale.stderr
+
+
+def test_a_changed_plan_names_the_devices_it_reads_and_finds_a_targeted_device_anywhere(worlds):
+    sharded, _ = worlds
+    devices = start_fleet()
+    sharded.manifest(devices)
+    sharded.fcmctl("apply", "--auto-approve")
+    devices[7].add("sports")
+    devices[40].add("sports")
+    sharded.manifest(devices)
+    plan, result = sharded.plan()
+    assert result.returncode == 2 and shards_read(result) in (1, 2)
+    (change,) = plan["changes"]
+    assert sorted(change["added_devices"]) == ["d40", "d7"], "the devices read are named"
+
+    # One device's subscription targeted by its name: found whatever shard its records are in.
+    plan, result = sharded.plan("--target", "topic/sports/d7")
+    assert result.returncode == 2, result.stderr
+    assert [c["added_devices"] for c in plan["changes"]] == [["d7"]]
+    # A misspelt one is a usage error naming the device meant, before anything is read from FCM.
+    refused = sharded.fcmctl("plan", "--refresh=changed", "--target", "topic/sports/d77x", expect=(64,))
+    assert "names no device or registration of topic/sports" in refused.stderr, refused.stderr
