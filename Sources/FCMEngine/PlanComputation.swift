@@ -38,9 +38,10 @@ extension Session {
         var declared = declared
         if declared.namesDeferred {
             // A target of one device's subscription is found by its name, wherever its records are.
-            let everyName = settings.targeting.targets.contains(where: \.isSubscription) || settings.targeting.excludes.contains(where: \.isSubscription)
-            declared = everyName ? try Self.named(declared, from: manifest) { _ in true } : declared
-            if !everyName {
+            let targeting = settings.targeting
+            if (targeting.targets + targeting.excludes).contains(where: \.isSubscription) {
+                declared = try Self.named(declared, from: manifest) { _ in true }
+            } else {
                 declared.deviceNames = desired.deviceNames
                 declared.namesDeferred = false
             }
