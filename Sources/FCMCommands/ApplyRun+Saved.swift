@@ -11,7 +11,7 @@ extension ApplyRun {
         RunRecord.current?.project = saved.project.id
         let manifestPaths = manifest.manifests.isEmpty ? saved.manifestPaths : manifest.manifests
         let environment = Console.current.environment
-        let (desired, declaredState) = try surfacingNow {
+        let (desired, declaredState, loadedManifest) = try surfacingNow {
             try application.checkManifest(paths: manifestPaths, outsidePaths: manifest.outsidePaths, environment: environment) {
                 sources, diagnostics in
                 DiagnosticPrinter(sources: sources, format: .text).print(diagnostics)
@@ -36,7 +36,7 @@ extension ApplyRun {
         try await surfacing {
             try await session.withStateLock(store, operation: operation, lock: lock, timeout: lockTimeout) { lock in
                 let outcome = try await application.apply(
-                    transaction(session, service: connection.service, store: store, lock: lock), desired: desired)
+                    transaction(session, service: connection.service, store: store, lock: lock), desired: desired, manifest: loadedManifest)
                 try finish(outcome, session: session)
             }
         }

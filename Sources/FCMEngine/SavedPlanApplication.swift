@@ -48,10 +48,11 @@ package struct SavedPlanApplication {
 
     /// The manifest the plan was made from must be here: the operations are computed again from it. Returns
     /// what it declares, and where it says the state is (`state:`), if it does. `showErrors` shows the
-    /// manifest's diagnostics when it no longer loads.
+    /// manifest's diagnostics when it no longer loads. The device names of a changed-only plan are left to
+    /// `apply` to fill in from the manifest returned, for the shards it reads.
     package func checkManifest(
         paths: [String], outsidePaths: PathConfinement.Policy, environment: [String: String], showErrors: ([String: [UInt8]], [Diagnostic]) -> Void
-    ) throws -> (DesiredState, String?) {
+    ) throws -> (DesiredState, String?, Manifest) {
         guard paths.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
             throw Self.stale("the manifest \(paths.joined(separator: ", ")) is not here, so the plan's operations cannot be checked against it")
         }
@@ -65,7 +66,7 @@ package struct SavedPlanApplication {
             showErrors(result.sources, result.diagnostics)
             throw EngineFailure("the manifest has errors; nothing was sent to FCM")
         }
-        let desired = loaded.desiredState()
+        let desired = loaded.desiredState(namingDevices: saved.options.refresh != RefreshMode.changed.rawValue)
         // The id as the run addresses it, as `plan -out` recorded it: a manifest without `project.id` is for
         // the project GOOGLE_CLOUD_PROJECT (or the key) names, and that must not change between plan and apply.
         var settings = desired.project
@@ -76,19 +77,19 @@ package struct SavedPlanApplication {
                 "it is for project \(saved.project.id) (sender \(saved.project.senderId), topic API \(saved.project.topicApi)), "
                     + "but the manifest says \(project.id) (sender \(project.senderId), topic API \(project.topicApi))")
         }
-        return (desired, loaded.manifest.state?.resolvedLocation)
+        return (desired, loaded.manifest.state?.resolvedLocation, loaded.manifest)
     }
 
     /// Under the lock: the state must be the plan's, the operations must follow from it, and what they touch
     /// must be in FCM as observed; then the transaction runs.
     package func apply(
-        _ transaction: ApplyTransaction, desired: DesiredState
+        _ transaction: ApplyTransaction, desired: DesiredState, manifest: Manifest
     ) async throws -> ApplyOutcome {
         let session = transaction.session
         let store = transaction.store
         // The shards the plan was made from: the same state and manifests choose the same ones.
         let (snapshot, desired, _) = try await session.readState(
-            store, for: desired, mode: RefreshMode(rawValue: saved.options.refresh) ?? .all, manifest: nil)
+            store, for: desired, mode: RefreshMode(rawValue: saved.options.refresh) ?? .all, manifest: manifest)
         // The plan's project is the manifest's (checked before): a state of another project makes the plan
         // one that cannot be applied here, exit 5 like any plan that does not fit what it meets.
         try session.checkProject(snapshot, store: store, code: ExitCodes.stalePlan, prefix: "the saved plan is refused: ")
