@@ -373,9 +373,20 @@ package final class RegistrationTable: @unchecked Sendable {
         return (state.chunk, offset)
     }
 
+    /// Room in the index for `total` registrations, made at once: growing by doubling hashes every value again
+    /// at each step (8 % of a ten-million-device load).
+    package func reserve(_ total: Int) {
+        interning.withLock { state in
+            var capacity = state.mask + 1
+            while total * 10 > capacity * 7 { capacity *= 2 }
+            if capacity > state.mask + 1 { grow(&state, to: capacity) }
+        }
+    }
+
     /// Doubles the index; each value is hashed again from its bytes (slots keep no hash, to stay 4 bytes).
-    private func grow(_ state: inout Interning) {
-        let capacity = (state.mask + 1) * 2
+    private func grow(_ state: inout Interning) { grow(&state, to: (state.mask + 1) * 2) }
+
+    private func grow(_ state: inout Interning, to capacity: Int) {
         let slots = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity)
         slots.initialize(repeating: 0, count: capacity)
         let mask = capacity - 1

@@ -53,8 +53,11 @@ struct DeviceFileReader {
 
     mutating func jsonLines(_ lines: inout DeviceFileLines, file: String) throws {
         var lineNumber = 0
+        var consumed = 0
         while let item = try lines.next() {
             lineNumber += 1
+            if lineNumber == Self.sampleLines { expect(lines.size, sampled: consumed, lines: lineNumber - 1) }
+            if case .line(let line, _) = item { consumed += line.count + 1 }
             guard case .line(let line, _) = item else {
                 if case .overlong(let count) = item { error(Self.tooLong(count), file, lineNumber) }
                 continue
@@ -75,6 +78,17 @@ struct DeviceFileReader {
             }
             jsonDevice(object, file: file, line: lineNumber)
         }
+    }
+
+    static let sampleLines = 4096
+
+    /// A big file's devices, estimated from its size and its first lines' length (with 3 % to spare), are given
+    /// room at once: the device table's columns and the registration index grow once, not by doubling.
+    mutating func expect(_ size: Int, sampled bytes: Int, lines: Int) {
+        guard size >= 64 << 20, bytes > 0, lines > 0 else { return }
+        let more = Int(Double(size - bytes) / (Double(bytes) / Double(lines)) * 1.03)
+        devices.expect(more: more)
+        RegistrationTable.shared.reserve(RegistrationTable.shared.count + more)
     }
 
     mutating func jsonDevice(_ object: [String: Any], file: String, line: Int) {

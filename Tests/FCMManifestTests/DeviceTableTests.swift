@@ -119,6 +119,27 @@ import Testing
         for position in 0..<merged.count { #expect(merged.position(of: merged.name(at: position)) == position) }
     }
 
+    /// Room made at once for a big file's estimated devices, then more devices than estimated: every name and
+    /// registration is still found, and a name given twice is still told.
+    @Test func roomMadeForAnEstimateKeepsEveryDeviceFindable() {
+        var table = DeviceTable()
+        for index in 0..<5 {
+            #expect(table.append(name: "early\(index)", registration: nil, labels: [:], file: "f", line: index + 1, column: 1) == nil)
+        }
+        table.expect(more: 300)
+        for index in 0..<700 {
+            let registration = Registration(value: "estimate\(index):APA91b" + String(repeating: "e", count: 30), kind: .token)
+            #expect(table.append(name: "device-\(index)", registration: registration, labels: [:], file: "f", line: index + 6, column: 1) == nil)
+        }
+        #expect(table.count == 705)
+        for index in 0..<700 {
+            let position = table.position(of: "device-\(index)")
+            #expect(position.flatMap(table.registration(at:))?.value == "estimate\(index):APA91b" + String(repeating: "e", count: 30))
+        }
+        #expect(table.position(of: "early3") != nil && table.position(of: "device-700") == nil)
+        #expect(table.append(name: "device-5", registration: nil, labels: [:], file: "f", line: 999, column: 1) != nil, "a duplicate is told")
+    }
+
     @Test func labelsEqualAsStringsShareASetWhateverTheirBytesOrOrder() {
         for order in [["K", "\u{212A}"], ["\u{212A}", "K"], ["caf\u{E9}", "cafe\u{301}"]] {
             var table = DeviceTable()
