@@ -66,6 +66,8 @@ test:
 	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/kill-apply --trials 2 --seed 4
 	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/kill-apply --store gcs --trials 2 --seed 5
 	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/journal-cuts --subscriptions 400
+	python3 scripts/chaos/kill-apply --partial --trials 2 --seed 8
+	python3 scripts/chaos/kill-apply --partial --store gcs --trials 2 --seed 9
 	python3 scripts/fuzz --cases 500 --seed 1
 	FCM_BUILD_DIR=.build/debug python3 scripts/bench/ten_million.py --smoke --no-strace
 
@@ -85,6 +87,8 @@ chaos: build
 	python3 scripts/chaos/kill-apply --signal mixed --store gcs --trials 6
 	FCMCTL_STATE_SHARDS=16 python3 scripts/chaos/kill-apply --trials 10
 	FCMCTL_STATE_SHARDS=16 python3 scripts/chaos/kill-apply --store gcs --trials 6
+	python3 scripts/chaos/kill-apply --partial --trials 10
+	python3 scripts/chaos/kill-apply --partial --store gcs --trials 6
 
 clean:
 	rm -rf .build dist

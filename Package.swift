@@ -41,6 +41,7 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         // What `make` recorded about the build (commit, date, Swift version) behind a header that never changes.
         .target(name: "CBuildInfo"),
+        .target(name: "CMallocArenas"),
         .target(name: "FCMBuildInfo", dependencies: ["CBuildInfo"], swiftSettings: codeSettings),
         .target(name: "FCMCore", swiftSettings: codeSettings),
         .target(
@@ -78,8 +79,8 @@ let package = Package(
         .target(
             name: "FCMCommands",
             dependencies: [
-                "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile", "FCMViews", "FCMEngine",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CMallocArenas", "FCMBuildInfo", "FCMCore", "FCMManifest", "FCMClient", "FCMState", "FCMReconcile", "FCMViews",
+                "FCMEngine", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: codeSettings),

@@ -10,5 +10,6 @@ if invokedAs == "fcm-emulator" {
     await EmulatorCommand.runFromCommandLine()
 } else {
     StartupCheck.requireDescriptors()
+    StartupCheck.limitMallocArenas()
     exit(await FCMCtl.execute(Array(CommandLine.arguments.dropFirst())))
 }
