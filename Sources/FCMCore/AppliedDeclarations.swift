@@ -103,6 +103,8 @@ package struct AppliedDeclarations: Hashable, Sendable {
 
     /// Marks a registration the last apply declared as unsettled (see `Ledger.recordSubscription`).
     package mutating func markUnsettled(_ registration: Registration) {
+        // A first apply has nothing to mark: no hash of every registration it records.
+        guard !registrations.isEmpty else { return }
         let key = Self.fnv(registration)
         if registrations[key] != nil { registrations[key] = Self.unsettled }
     }
