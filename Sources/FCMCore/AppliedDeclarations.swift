@@ -147,7 +147,15 @@ extension Ledger {
         var next = AppliedDeclarations.of(declared)
         next.forget(unsettled, previous: applied)
         for case .group(let name) in unsettledObjects { next.groups[name] = nil }
+        // A subscription kept although the manifests no longer declare it (an `observe` topic never removes one)
+        // leaves its registration unsettled: a plan reads it again, as `--refresh=all` would, and its shard is
+        // never taken as unchanged.
+        for (topic, members) in topics {
+            let declaredMembers = declared.topics[topic]?.members
+            for member in members where declaredMembers?.contains(member) != true { next.markUnsettled(member) }
+        }
         applied = next
+        declarationsTrusted = true
         // A name makes its registration one fcmctl knows: one whose every change failed (a token FCM does not know,
         // created without a read first) must stay unknown, so the next plan still refuses it before sending.
         for (registration, name) in declared.deviceNames where !unsettled.contains(registration) || deviceNames[registration] != nil {

@@ -139,6 +139,17 @@ package struct DeclaredShards: Sendable {
         }
     }
 
+    /// Whether a registration's records would be in one of `slice`'s shards, declared in a topic or not: the
+    /// devices to name (a device dropped from its only topic is still named, as a whole read names it).
+    package func records(in slice: LedgerSlice) -> @Sendable (Registration) -> Bool {
+        let declared = membership(in: slice)
+        return { [home, bits] registration in
+            let ordinal = Int(registration.ordinal)
+            if ordinal < home.count && home[ordinal] != .max { return declared(registration) }
+            return slice.loaded.contains(ShardDigests.shard(ofKey: AppliedDeclarations.fnv(registration), bits: bits))
+        }
+    }
+
     /// `desired` restricted to the registrations of `slice`'s shards: their topic memberships and device names
     /// (unless the names are deferred: the caller names them). Groups are not sliced (a state with groups is read
     /// whole); local groups are the manifest's own.
@@ -146,11 +157,8 @@ package struct DeclaredShards: Sendable {
         let kept = membership(in: slice)
         var sliced = desired
         if !desired.namesDeferred {
-            sliced.deviceNames = [:]
-            for (ordinal, shard) in home.enumerated() where shard != .max && slice.loaded.contains(Int(shard)) {
-                let registration = Registration(ordinal: UInt32(ordinal))
-                if let name = desired.deviceNames[registration] { sliced.deviceNames[registration] = name }
-            }
+            let named = records(in: slice)
+            sliced.deviceNames = desired.deviceNames.filter { named($0.key) }
         }
         for (name, topic) in desired.topics { sliced.topics[name]?.members = topic.members.filter(kept) }
         return sliced

@@ -21,6 +21,11 @@ package struct Ledger: Hashable, Sendable {
     /// Set when only some shards of a sharded state were read (`plan --refresh=changed` of a change that
     /// touches a few): the records here are those shards' whole records, and a write replaces only them.
     package var slice: LedgerSlice?
+    /// Whether `applied` is known to account for every subscription recorded (set by an apply of the whole
+    /// manifests, kept by a state whose index records digests): only then does a write record per-shard digests
+    /// (`ShardDigests`). A state written by an fcmctl before the digests may hold a subscription a targeted
+    /// apply or an import recorded without unsettling its registration.
+    package var declarationsTrusted = false
 
     package init(lineage: String = newLineage(), serial: Int = 0) {
         self.lineage = lineage

@@ -108,7 +108,7 @@ extension Session {
         notices(
             "Read \(plural(slice.loaded.count, "shard")) of the state's \(1 << slice.bits): the rest hold \(plural(leftOut, "registration")) "
                 + "declared as the last apply left them (--refresh=changed).")
-        return (snapshot, try Self.named(shards.slice(declared, to: slice), from: manifest, where: shards.membership(in: slice)), leftOut)
+        return (snapshot, try Self.named(shards.slice(declared, to: slice), from: manifest, where: shards.records(in: slice)), leftOut)
     }
 
     /// `desired` with its deferred device names filled in from `manifest`, for the registrations `keep` accepts.

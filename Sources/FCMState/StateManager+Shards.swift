@@ -93,7 +93,7 @@ extension StateManager {
         var entries = old.shards
         var puts: [(String, [UInt8])] = []
         for number in slice.loaded.sorted() where number < entries.count {
-            let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers)
+            let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers, trusted: ledger.declarationsTrusted)
             buckets.release(number)
             entries[number] = entry
             // The whole digest, not only the prefix a name carries, says whether a shard is already stored.
@@ -111,13 +111,14 @@ extension StateManager {
         return PutState(generation: generation, obsolete: oldObjects.subtracting(entries.map(\.object)).sorted())
     }
 
-    /// Shard `number`'s fragment encoded, with its index entry.
-    func shardEntry(_ part: Ledger, number: Int, numbers: ShardNames.Numbers) -> (ShardIndex.Entry, [UInt8]) {
+    /// Shard `number`'s fragment encoded, with its index entry; its digest only if `trusted`
+    /// (`Ledger.declarationsTrusted`).
+    func shardEntry(_ part: Ledger, number: Int, numbers: ShardNames.Numbers, trusted: Bool) -> (ShardIndex.Entry, [UInt8]) {
         let bytes = ShardEncoder.encode(part, numbers: numbers)
         let digest = ShardIndex.sha256(bytes)
         let entry = ShardIndex.Entry(
             object: ShardIndex.objectName(stateName: stateName, index: number, digest: digest), sha256: digest, bytes: bytes.count,
-            declared: ShardDigests.recorded(part))
+            declared: trusted ? ShardDigests.recorded(part) : nil)
         return (entry, bytes)
     }
 
@@ -148,7 +149,7 @@ extension StateManager {
         var encoded = Encoded()
         encoded.entries.reserveCapacity(buckets.count)
         for number in 0..<buckets.count {
-            let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers)
+            let (entry, bytes) = shardEntry(buckets.part(number), number: number, numbers: numbers, trusted: ledger.declarationsTrusted)
             buckets.release(number)
             encoded.total += max(0, bytes.count - overhead)
             encoded.entries.append(entry)
@@ -182,6 +183,8 @@ extension StateManager {
     func loadShards(_ index: ShardIndex, indexGeneration: Int64, only: Set<Int>? = nil) async throws -> Ledger {
         var ledger = Ledger(lineage: index.lineage, serial: index.serial)
         ledger.project = index.project
+        // Digests were recorded only from declarations known to account for every subscription.
+        ledger.declarationsTrusted = index.shards.contains { $0.declared != nil }
         let storage = self.storage
         let layout = self.layout
         let prefix = String(layout.state.dropLast(stateName.count))

@@ -84,6 +84,7 @@ import Testing
         expected.project = ledger.project
         for number in touched.sorted() { StateShards.merge(parts[number], into: &expected) }
         expected.slice = slice
+        expected.declarationsTrusted = true
         #expect(snapshot.ledger == expected)
 
         // The apply of the part: its declarations cut to the shards read, the same steps as on the whole.
@@ -130,6 +131,46 @@ import Testing
         grouped.serial = 2
         _ = try await store.write(grouped, replacing: version)
         #expect(try await store.read(selecting: DeclaredShardsBox().selector(for: desired)).ledger.slice == nil)
+    }
+
+    /// A subscription the manifests no longer declare but an apply keeps (an `observe` topic never removes one):
+    /// its registration is left unsettled, so its shard is read, as `--refresh=all` would read it.
+    @Test func aKeptUndeclaredSubscriptionIsRead() async throws {
+        let store = store(MemoryObjectStorage())
+        var desired = Self.declared()
+        desired.topics["watch"] = DesiredTopic(name: "watch", members: [Self.token(1)], ownership: .observe)
+        var ledger = Self.applied(desired)
+        // Device 6 was in `watch` once; the topic became observe-only and dropped it, so the apply kept it.
+        ledger.topics["watch", default: []].insert(Self.token(6))
+        ledger.recordApplied(desired, unsettled: [Registration]())
+        ledger.serial = 1
+        _ = try await store.write(ledger, replacing: nil)
+        let read = try await store.read(selecting: DeclaredShardsBox().selector(for: desired))
+        #expect(read.ledger.slice?.loaded == [shard(6)])
+        #expect(read.ledger.topics["watch"]?.contains(Self.token(6)) == true)
+    }
+
+    /// A state written before the digests (a document, or by an older fcmctl) may hold a subscription a targeted
+    /// apply recorded without unsettling its registration: its shards record no digest until an apply of the
+    /// whole manifests, and it is read whole.
+    @Test func aStateNotYetAppliedWholeByThisVersionIsReadWhole() async throws {
+        let storage = MemoryObjectStorage()
+        let store = store(storage)
+        let desired = Self.declared()
+        var ledger = Self.applied(desired)
+        ledger.declarationsTrusted = false
+        ledger.serial = 1
+        let version = try await store.write(ledger, replacing: nil)
+        let index = String(decoding: try #require(try await storage.get("prod/state.json")).bytes, as: UTF8.self)
+        #expect(!index.contains("\"declared\""))
+        let read = try await store.read(selecting: DeclaredShardsBox().selector(for: desired))
+        #expect(read.ledger.slice == nil && !read.ledger.declarationsTrusted)
+        // The next apply of the whole manifests records them.
+        var next = read.ledger
+        next.recordApplied(desired, unsettled: [Registration]())
+        next.serial = 2
+        _ = try await store.write(next, replacing: version)
+        #expect(try await store.read(selecting: DeclaredShardsBox().selector(for: desired)).ledger.slice?.loaded == [])
     }
 
     @Test func aStateWithAJournalToFoldInIsReadWhole() async throws {

@@ -26,7 +26,7 @@ def fleet(devices):
     return topics
 
 
-def write_manifest(path, devices, state_line="", rotated=()):
+def write_manifest(path, devices, state_line="", rotated=(), observed=()):
     lines = [f'project: {{id: {PROJECT}, senderId: "7"}}', state_line, "devices:"]
     for number in sorted(devices):
         lines.append(f'  d{number}: {{token: "{token(number, number in rotated)}"}}')
@@ -35,6 +35,8 @@ def write_manifest(path, devices, state_line="", rotated=()):
         lines.append(f"  {name}:")
         if name == "alerts":
             lines.append("    ownership: authoritative")
+        elif name in observed:
+            lines.append("    ownership: observe")
         lines.append("    members: [" + ", ".join(f"d{n}" for n in sorted(members)) + "]")
     path.write_text("\n".join(line for line in lines if line) + "\n")
 
@@ -64,8 +66,8 @@ class World:
             self.state_line = f"state: {{backend: gcs, bucket: fcm, prefix: {name}}}"
             self.args = []
 
-    def manifest(self, devices, rotated=()):
-        write_manifest(self.path, devices, self.state_line, rotated)
+    def manifest(self, devices, rotated=(), observed=()):
+        write_manifest(self.path, devices, self.state_line, rotated, observed)
 
     def fcmctl(self, *args, expect=(0,)):
         result = run([*args, "-f", str(self.path), *self.args], self.emulator, self.env)
@@ -135,9 +137,9 @@ def test_pull_requests_read_only_the_shards_they_touch_and_end_as_a_whole_read_w
         world.fcmctl("apply", "--auto-approve")
     assert sharded.records()["topics"] == whole.records()["topics"]
 
-    def pull_request(devices, rotated=(), extra=(), expect=(0, 2), applies=True):
+    def pull_request(devices, rotated=(), extra=(), expect=(0, 2), applies=True, observed=()):
         for world in worlds:
-            world.manifest(devices, rotated)
+            world.manifest(devices, rotated, observed)
         (sharded_plan, sharded_run), (whole_plan, whole_run) = sharded.plan(*extra, expect=expect), whole.plan(*extra, expect=expect)
         assert sharded_plan == whole_plan, "a plan of the part read is the plan of the whole:\n" + "\n".join(
             f"{key}: {json.dumps(sharded_plan.get(key), sort_keys=True)} != {json.dumps(whole_plan.get(key), sort_keys=True)}"
@@ -174,6 +176,24 @@ def test_pull_requests_read_only_the_shards_they_touch_and_end_as_a_whole_read_w
     plan, result = pull_request(devices, rotated={12})
     assert result.returncode == 2 and 1 <= shards_read(result) <= 2
     assert any("device d12 rotated its registration" in note["message"] for note in plan["notes"]), plan["notes"]
+
+    # Device 30 leaves its only topic but stays declared: named, and its removal explained, as a whole read does.
+    # Device 31 too, but the pull request excludes that removal by the device's name: the saved plan applies.
+    devices[30] = set()
+    devices[31] = set()
+    plan, result = pull_request(devices, rotated={12}, extra=("--exclude", "topic/news/d31"))
+    assert result.returncode == 2
+    news = next(c for c in plan["changes"] if c["address"] == "topic/news")
+    assert news["removed_devices"] == ["d30"] and news["removed_causes"][0]["cause"] == "member_dropped", news
+
+    # sports becomes observe-only and drops device 3: kept in FCM. Made additive again without it, both states
+    # plan its removal (the kept subscription's shard is read).
+    del devices[31]
+    devices[3].discard("sports")
+    plan, result = pull_request(devices, rotated={12}, observed={"sports"})
+    plan, result = pull_request(devices, rotated={12})
+    sports = next(c for c in plan["changes"] if c["address"] == "topic/sports")
+    assert "d3" in sports["removed_devices"], sports
 
     # A renamed topic (a mistake): every sports subscription goes, in both, explained the same way, refused by
     # --max-removals.
