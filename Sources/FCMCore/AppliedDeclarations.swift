@@ -58,6 +58,16 @@ package struct AppliedDeclarations: Hashable, Sendable {
     /// of a pull request's plan. Two registrations whose keys collide share one stored sum (`keyed`); each one's
     /// own sum then differs from it, so both are read again: a collision costs reads, never a missed change.
     package func changedRegistrations(in desired: DesiredState) -> Set<Registration> {
+        var changed = Set<Registration>()
+        Self.forEachDeclared(in: desired) { registration, sum in
+            if registrations[Self.fnv(registration)] != sum { changed.insert(registration) }
+        }
+        return changed
+    }
+
+    /// Each registration a topic declares, once, with the sum of the topics declaring it: summed in an array by
+    /// registration ordinal, then visited in ordinal order.
+    package static func forEachDeclared(in desired: DesiredState, _ body: (Registration, UInt64) -> Void) {
         let count = RegistrationTable.shared.count
         var sums = [UInt64](repeating: 0, count: count)
         var declared = [UInt64](repeating: 0, count: count / 64 + 1)
@@ -69,17 +79,14 @@ package struct AppliedDeclarations: Hashable, Sendable {
                 declared[ordinal >> 6] |= 1 << UInt64(ordinal & 63)
             }
         }
-        var changed = Set<Registration>()
         for (word, bits) in declared.enumerated() where bits != 0 {
             var rest = bits
             while rest != 0 {
                 let ordinal = word << 6 | rest.trailingZeroBitCount
                 rest &= rest - 1
-                let registration = Registration(ordinal: UInt32(ordinal))
-                if registrations[Self.fnv(registration)] != sums[ordinal] { changed.insert(registration) }
+                body(Registration(ordinal: UInt32(ordinal)), sums[ordinal])
             }
         }
-        return changed
     }
 
     /// Whether the last apply's manifests declared the registration in a topic.

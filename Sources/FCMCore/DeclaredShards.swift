@@ -80,35 +80,19 @@ package struct DeclaredShards: Sendable {
     /// Shard by registration ordinal; `.max`: not declared in a topic.
     let home: [UInt16]
 
-    /// Sums by registration ordinal, as `AppliedDeclarations.changedRegistrations` does, then each registration's
-    /// term into its shard's digest: one pass over the memberships and one hash per registration.
+    /// Each declared registration's sum (`AppliedDeclarations.forEachDeclared`) as a term of its shard's digest:
+    /// one pass over the memberships and one hash per registration.
     package init(_ desired: DesiredState, bits: Int) {
         self.bits = bits
-        let count = RegistrationTable.shared.count
-        var sums = [UInt64](repeating: 0, count: count)
-        var declared = [UInt64](repeating: 0, count: count / 64 + 1)
-        for topic in desired.topics.values {
-            let topicHash = AppliedDeclarations.topicHash(topic)
-            for member in topic.members {
-                let ordinal = Int(member.ordinal)
-                sums[ordinal] &+= topicHash
-                declared[ordinal >> 6] |= 1 << UInt64(ordinal & 63)
-            }
-        }
         var digests = [UInt64](repeating: 0, count: 1 << bits)
         var counts = [Int](repeating: 0, count: 1 << bits)
-        var home = [UInt16](repeating: .max, count: count)
-        for (word, bitsSet) in declared.enumerated() where bitsSet != 0 {
-            var rest = bitsSet
-            while rest != 0 {
-                let ordinal = word << 6 | rest.trailingZeroBitCount
-                rest &= rest - 1
-                let key = AppliedDeclarations.fnv(Registration(ordinal: UInt32(ordinal)))
-                let shard = ShardDigests.shard(ofKey: key, bits: bits)
-                digests[shard] &+= ShardDigests.term(key: key, sum: sums[ordinal])
-                counts[shard] += 1
-                home[ordinal] = UInt16(shard)
-            }
+        var home = [UInt16](repeating: .max, count: RegistrationTable.shared.count)
+        AppliedDeclarations.forEachDeclared(in: desired) { registration, sum in
+            let key = AppliedDeclarations.fnv(registration)
+            let shard = ShardDigests.shard(ofKey: key, bits: bits)
+            digests[shard] &+= ShardDigests.term(key: key, sum: sum)
+            counts[shard] += 1
+            home[Int(registration.ordinal)] = UInt16(shard)
         }
         self.digests = digests
         self.counts = counts

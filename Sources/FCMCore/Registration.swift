@@ -271,20 +271,8 @@ package final class RegistrationTable: @unchecked Sendable {
     /// The index's hash of a stored form: eight bytes at a time, finished with splitmix64. `Hasher` took a tenth
     /// of a pull request's plan, most of it seeding a new hasher for every registration read.
     static func hash(_ stored: UnsafeRawBufferPointer, _ kind: Registration.Kind) -> Int {
-        var hash = seed ^ UInt64(stored.count) &* 0x9E37_79B9_7F4A_7C15 ^ (kind == .token ? 0 : 0xD6E8_FEB8_6659_FD93)
-        var offset = 0
-        while offset + 8 <= stored.count {
-            hash = (hash ^ stored.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9FB2_1C65_1E98_DF25
-            hash ^= hash >> 32
-            offset += 8
-        }
-        if offset < stored.count {
-            var last: UInt64 = 0
-            for index in offset..<stored.count { last = last << 8 | UInt64(stored[index]) }
-            hash = (hash ^ last) &* 0x9FB2_1C65_1E98_DF25
-            hash ^= hash >> 32
-        }
-        return Int(truncatingIfNeeded: AppliedDeclarations.mix(hash))
+        let start = seed ^ UInt64(stored.count) &* 0x9E37_79B9_7F4A_7C15 ^ (kind == .token ? 0 : 0xD6E8_FEB8_6659_FD93)
+        return Int(truncatingIfNeeded: AppliedDeclarations.mix(ByteHash.words(stored, start: start)))
     }
 
     /// Calls `body` with `text` as the table would keep it, packed on the stack where it packs.

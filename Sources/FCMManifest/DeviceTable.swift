@@ -373,19 +373,7 @@ package struct DeviceTable: Sendable {
     private static let seed = UInt64.random(in: .min ... .max)
 
     private static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
-        var hash = seed ^ UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9FB2_1C65_1E98_DF25
-            hash ^= hash >> 32
-            offset += 8
-        }
-        if offset < bytes.count {
-            var last: UInt64 = 0
-            for index in offset..<bytes.count { last = last << 8 | UInt64(bytes[index]) }
-            hash = (hash ^ last) &* 0x9FB2_1C65_1E98_DF25
-            hash ^= hash >> 32
-        }
+        let hash = ByteHash.words(bytes, start: seed ^ UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
         return Int(truncatingIfNeeded: hash ^ hash >> 29)
     }
 

@@ -65,11 +65,7 @@ extension StateManager {
         }
         let entries = encoded.entries
         let puts = encoded.puts
-        let storage = self.storage
-        try await Self.concurrently(puts, width: shardWindow) { put in
-            _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
-        } collect: { _ in
-        }
+        try await putShards(puts)
         let index = ShardIndex(
             lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries, names: names)
         let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
@@ -100,15 +96,20 @@ extension StateManager {
             let stored = old.shards[number]
             if stored.object != entry.object || stored.sha256 != entry.sha256 { puts.append((shardObject(entry.object), bytes)) }
         }
+        try await putShards(puts)
+        let index = ShardIndex(
+            lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries, names: names)
+        let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
+        return PutState(generation: generation, obsolete: oldObjects.subtracting(entries.map(\.object)).sorted())
+    }
+
+    /// Puts shard objects, `shardWindow` at once (each is new: its name carries its digest).
+    func putShards(_ puts: [(String, [UInt8])]) async throws {
         let storage = self.storage
         try await Self.concurrently(puts, width: shardWindow) { put in
             _ = try await storage.put(put.0, put.1, ifGenerationMatch: nil)
         } collect: { _ in
         }
-        let index = ShardIndex(
-            lineage: ledger.lineage, serial: ledger.serial, project: ledger.project, mergedRuns: mergedRuns, shards: entries, names: names)
-        let generation = try await storage.put(layout.state, index.encode(), ifGenerationMatch: condition)
-        return PutState(generation: generation, obsolete: oldObjects.subtracting(entries.map(\.object)).sorted())
     }
 
     /// Shard `number`'s fragment encoded, with its index entry; its digest only if `trusted`
