@@ -18,10 +18,14 @@ package struct FCMHTTPService: FCMService {
     /// credentials say: named when FCM refuses them, beside the manifest's project.
     package var caller: (account: String?, project: String?) = (nil, nil)
 
+    /// `…/v1/projects/P/registrations/`, the start of every v1 subscription URL, encoded once.
+    let registrationsPrefix: String
+
     package init(sender: RequestSender, endpoints: FCMEndpoints, project: ProjectSettings) {
         self.sender = sender
         self.endpoints = endpoints
         self.project = project
+        registrationsPrefix = "\(endpoints.fcmBase)/v1/projects/\(URLComponentEncoder.encode(project.id))/registrations/"
     }
 
     /// The legacy IID API takes up to 1000 registrations per request; the v1 API one.
@@ -140,7 +144,7 @@ package struct FCMHTTPService: FCMService {
 
     /// `registrationSegment` is already encoded (or, in previews, a redacted placeholder).
     func subscriptionsURL(_ registrationSegment: String) -> String {
-        "\(endpoints.fcmBase)/v1/projects/\(URLComponentEncoder.encode(project.id))/registrations/\(registrationSegment)/topicSubscriptions"
+        "\(registrationsPrefix)\(registrationSegment)/topicSubscriptions"
     }
 
     package func subscriptions(of registration: Registration) async throws -> RegistrationStatus {
@@ -199,15 +203,14 @@ package struct FCMHTTPService: FCMService {
     package static func checkChangeAnswer(_ response: HTTPResponse, _ change: SubscriptionChange) throws {
         // google.protobuf.Empty comes as `{}`; an empty body to a delete is read the same way.
         if change.action == .unsubscribe && response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }) { return }
-        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
-        guard let object else {
+        // The strict parser of the state files, not Foundation's: this runs for every change an apply makes.
+        guard let object = (try? JSONParser.parse(response.body))?.object else {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE",
                 message: "the answer to \(change.action.operation) \(Address.topic(change.topic)) is not a JSON object")
         }
         guard change.action == .subscribe else { return }
-        let named =
-            (object["topic_name"] ?? object["topicName"]) as? String ?? (object["name"] as? String)?.split(separator: "/").last.map(String.init)
+        let named = (object["topic_name"] ?? object["topicName"])?.string ?? object["name"]?.string?.split(separator: "/").last.map(String.init)
         if let named, named != change.topic {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe \(Address.topic(change.topic)) names topic \(named)")
@@ -224,7 +227,7 @@ package struct FCMHTTPService: FCMService {
         if project.topicAPI == .iid {
             return try await iid.perform(topic: change.topic, action: change.action, [change.registration])[change.registration] ?? .done
         }
-        let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })
+        let request = subscriptionRequest(change)
         let response = try await send(request, pacedCost: 1)
         if response.status == 200 {
             try Self.checkChangeAnswer(response, change)
@@ -285,7 +288,7 @@ package struct FCMHTTPService: FCMService {
 
     package func preview(_ change: SubscriptionChange) -> [RequestPreview] {
         if project.topicAPI == .iid { return [iid.preview(topic: change.topic, action: change.action, [change.registration])] }
-        let request = subscriptionRequest(change, pathSegment: { URLComponentEncoder.encode($0.value) })
+        let request = subscriptionRequest(change)
         return [
             RequestPreview(
                 method: request.method, url: request.url, body: request.body.map { String(decoding: $0, as: UTF8.self) },
@@ -293,14 +296,41 @@ package struct FCMHTTPService: FCMService {
         ]
     }
 
-    func subscriptionRequest(_ change: SubscriptionChange, pathSegment: (Registration) -> String) -> HTTPRequest {
-        let base = subscriptionsURL(pathSegment(change.registration))
-        let topic = URLComponentEncoder.encode(change.topic)
+    func subscriptionRequest(_ change: SubscriptionChange) -> HTTPRequest {
         switch change.action {
-        case .subscribe:
-            return HTTPRequest(method: "POST", url: "\(base)?topicName=\(topic)", headers: v1Headers, body: Self.emptyObject)
-        case .unsubscribe:
-            return HTTPRequest(method: "DELETE", url: "\(base)/\(topic)?allowMissing=true", headers: v1Headers)
+        case .subscribe: HTTPRequest(method: "POST", url: subscriptionURL(change), headers: v1Headers, body: Self.emptyObject)
+        case .unsubscribe: HTTPRequest(method: "DELETE", url: subscriptionURL(change), headers: v1Headers)
+        }
+    }
+
+    /// `…/registrations/R/topicSubscriptions?topicName=T` (create) or `…/topicSubscriptions/T?allowMissing=true`
+    /// (delete), written in one allocation straight from where the registration is kept: an apply builds one per
+    /// change, and building it from interpolated pieces cost a string apiece.
+    func subscriptionURL(_ change: SubscriptionChange) -> String {
+        let topic = URLComponentEncoder.encode(change.topic)
+        let middle: StaticString = change.action == .subscribe ? "/topicSubscriptions?topicName=" : "/topicSubscriptions/"
+        let end: StaticString = change.action == .subscribe ? "" : "?allowMissing=true"
+        return change.registration.withUTF8 { registration in
+            var prefix = registrationsPrefix
+            var topic = topic
+            return prefix.withUTF8 { prefix in
+                topic.withUTF8 { topic in
+                    // Room for every byte of the registration escaped: one pass over it, not a count and a copy.
+                    let capacity = prefix.count + 3 * registration.count + middle.utf8CodeUnitCount + topic.count + end.utf8CodeUnitCount
+                    return String(unsafeUninitializedCapacity: capacity) { out in
+                        func copy(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+                            guard let base = bytes.baseAddress, !bytes.isEmpty else { return index }
+                            (out.baseAddress! + index).update(from: base, count: bytes.count)
+                            return index + bytes.count
+                        }
+                        var index = copy(prefix, at: 0)
+                        index = URLComponentEncoder.encode(registration, into: out, at: index)
+                        index = copy(UnsafeBufferPointer(start: middle.utf8Start, count: middle.utf8CodeUnitCount), at: index)
+                        index = copy(topic, at: index)
+                        return copy(UnsafeBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount), at: index)
+                    }
+                }
+            }
         }
     }
 

@@ -9,11 +9,61 @@ package struct JSONWriter {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    package mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
+    /// Digits written in place: a state or journal holds an integer per subscription, and a String for each
+    /// was an allocation apiece.
+    package mutating func int(_ value: Int) {
+        if value < 0 {
+            guard value != .min else {
+                bytes.append(contentsOf: String(value).utf8)
+                return
+            }
+            bytes.append(UInt8(ascii: "-"))
+        }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, the most a UInt64 has
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
+        }
+    }
+
+    /// A string from its UTF-8 bytes; text that needs no escape (a registration, nearly every topic) is
+    /// copied whole rather than byte by byte.
+    package mutating func string(utf8 text: UnsafeBufferPointer<UInt8>) {
+        if Self.needsNoEscape(text) {
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: text)
+            bytes.append(UInt8(ascii: "\""))
+        } else {
+            string(String(decoding: text, as: UTF8.self))
+        }
+    }
+
+    /// Printable ASCII other than the quote and the backslash.
+    static func needsNoEscape(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in text where byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            return false
+        }
+        return true
+    }
 
     /// Control characters JSON lets through raw (C1, the line and paragraph separators, bidirectional
     /// overrides; see `PrintableText`) are written as `\uXXXX` too: a document printed to a log shows them.
     package mutating func string(_ text: String) {
+        if let copied = text.utf8.withContiguousStorageIfAvailable({ utf8 -> Bool in
+            guard Self.needsNoEscape(utf8) else { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }), copied {
+            return
+        }
         bytes.append(UInt8(ascii: "\""))
         var utf8 = text.utf8.makeIterator()
         while let byte = utf8.next() {

@@ -37,4 +37,21 @@ package enum URLComponentEncoder {
     @inline(__always) static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
+
+    /// Writes `bytes` encoded at `out[index...]` (room for three bytes each); returns the index after.
+    package static func encode(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>, at index: Int) -> Int {
+        var index = index
+        for byte in bytes {
+            if isUnreserved(byte) {
+                out[index] = byte
+                index += 1
+            } else {
+                out[index] = UInt8(ascii: "%")
+                out[index + 1] = hexDigit(byte >> 4)
+                out[index + 2] = hexDigit(byte & 0x0F)
+                index += 3
+            }
+        }
+        return index
+    }
 }

@@ -46,7 +46,7 @@ package enum JournalFormat {
         defer { swap(&writer.bytes, &out) }
         func registration(_ value: Registration) {
             writer.raw(value.kind == .fid ? "\"fid\":" : "\"token\":")
-            writer.string(value.value)
+            value.withUTF8 { writer.string(utf8: $0) }
         }
         func ids(_ label: StaticString, _ values: [Int]) {
             guard !values.isEmpty else { return }

@@ -74,7 +74,7 @@ package struct ShardEncoder {
             out.raw("\": [")
             for (index, registration) in list.enumerated() {
                 out.raw(index == 0 ? "\n[" : ",\n[")
-                out.string(registration.value)
+                registration.withUTF8 { out.string(utf8: $0) }
                 out.raw(",")
                 deltas(topicsOf[registration] ?? [])
                 out.raw(",")

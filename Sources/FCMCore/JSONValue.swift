@@ -1,6 +1,6 @@
-/// A JSON value as read from state and journal files. Foundation's decoders were too slow for a
+/// A JSON value as read from state and journal files and FCM's small answers. Foundation's decoders were too slow for a
 /// million-subscription state (a second budget), and these files need only this much.
-enum JSONValue: Sendable {
+package enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -9,34 +9,39 @@ enum JSONValue: Sendable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let fields) = self { return fields[key] }
         return nil
     }
 
-    var string: String? { if case .string(let value) = self { value } else { nil } }
-    var int: Int? { if case .int(let value) = self { value } else { nil } }
-    var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
-    var array: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
-    var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
+    package var string: String? { if case .string(let value) = self { value } else { nil } }
+    package var int: Int? { if case .int(let value) = self { value } else { nil } }
+    package var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    package var array: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
+    package var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
 }
 
-struct JSONParseError: Error, CustomStringConvertible {
-    var offset: Int
-    var reason: String
-    var description: String { "\(reason) at byte \(offset)" }
+package struct JSONParseError: Error, CustomStringConvertible {
+    package var offset: Int
+    package var reason: String
+    package var description: String { "\(reason) at byte \(offset)" }
+
+    package init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
 }
 
 /// A strict RFC 8259 parser over bytes. Nesting is bounded, so no input can exhaust the stack.
-struct JSONParser {
+package struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
-    static let maximumDepth = 64
+    package static let maximumDepth = 64
 
     private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    static func parse(_ data: some Collection<UInt8>) throws -> JSONValue {
+    package static func parse(_ data: some Collection<UInt8>) throws -> JSONValue {
         let array = Array(data)
         return try array.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(bytes: buffer)
