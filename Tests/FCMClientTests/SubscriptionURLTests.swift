@@ -13,7 +13,8 @@ import Testing
         -> String
     {
         let service = FCMHTTPService(
-            sender: RequestSender(transport: Unused(), credentials: nil), endpoints: FCMEndpoints(fcmBase: "http://h:1", iidBase: "", usesEmulator: true),
+            sender: RequestSender(transport: Unused(), credentials: nil),
+            endpoints: FCMEndpoints(fcmBase: "http://h:1", iidBase: "", usesEmulator: true),
             project: ProjectSettings(id: project, senderId: "1"))
         let change = SubscriptionChange(topic: topic, registration: Registration(value: value, kind: kind), action: action)
         return service.preview(change)[0].url
