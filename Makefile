@@ -62,10 +62,10 @@ test:
 	python3 scripts/chaos/kill-apply --trials 3 --seed 1
 	python3 scripts/chaos/kill-apply --store gcs --trials 3 --seed 2
 	python3 scripts/chaos/kill-apply --signal mixed --trials 2 --seed 3
-	python3 scripts/chaos/journal-cuts --subscriptions 400
+	python3 scripts/chaos/journal-cuts --subscriptions 1000
 	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/kill-apply --trials 2 --seed 4
 	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/kill-apply --store gcs --trials 2 --seed 5
-	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/journal-cuts --subscriptions 400
+	FCMCTL_STATE_SHARDS=8 python3 scripts/chaos/journal-cuts --subscriptions 1000
 	python3 scripts/chaos/kill-apply --partial --trials 2 --seed 8
 	python3 scripts/chaos/kill-apply --partial --store gcs --trials 2 --seed 9
 	python3 scripts/fuzz --cases 500 --seed 1

@@ -12,7 +12,7 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var timeoutMilliseconds = 0
     var deadline: ContinuousClock.Instant?
     private let options: CurlTransport.Options
-    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    var continuation: UnsafeContinuation<HTTPResponse, any Error>?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// The headers `headerList` was built from: consecutive requests on a handle nearly always send the same.
     private var listedHeaders: [(String, String)] = []

@@ -139,7 +139,9 @@ package final class CurlTransport: HTTPTransport, TaskExecutor, @unchecked Senda
             transfer = try CurlTransfer(options: options, onClose: closeSocket?.callback, closeContext: closeSocket?.context)
         }
         transfer.prepare(request)
-        return try await withCheckedThrowingContinuation { continuation in
+        // Unchecked: `CurlTransfer.finish` resumes it exactly once and lets go of it, and the checked kind cost an
+        // allocation of its own per request.
+        return try await withUnsafeThrowingContinuation { continuation in
             transfer.continuation = continuation
             lock.lock()
             let refused = stopping

@@ -203,14 +203,15 @@ package struct FCMHTTPService: FCMService {
     package static func checkChangeAnswer(_ response: HTTPResponse, _ change: SubscriptionChange) throws {
         // google.protobuf.Empty comes as `{}`; an empty body to a delete is read the same way.
         if change.action == .unsubscribe && response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }) { return }
-        // The strict parser of the state files, not Foundation's: this runs for every change an apply makes.
-        guard let object = (try? JSONParser.parse(response.body))?.object else {
+        // The state files' strict parser, reading the three names without building the object: this runs for
+        // every change an apply makes.
+        guard let fields = try? response.body.withUnsafeBytes({ try JSONParser.objectStrings($0, keys: Self.answerNames) }) else {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE",
                 message: "the answer to \(change.action.operation) \(Address.topic(change.topic)) is not a JSON object")
         }
         guard change.action == .subscribe else { return }
-        let named = (object["topic_name"] ?? object["topicName"])?.string ?? object["name"]?.string?.split(separator: "/").last.map(String.init)
+        let named = fields[0] ?? fields[1] ?? fields[2]?.split(separator: "/").last.map(String.init)
         if let named, named != change.topic {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe \(Address.topic(change.topic)) names topic \(named)")
@@ -218,6 +219,9 @@ package struct FCMHTTPService: FCMService {
     }
 
     package var v1Headers: [(String, String)] { Self.v1HeaderList }
+
+    /// Where a create's answer may name its topic (wire reference §1B: the casing is uncertain, so both).
+    static let answerNames: [StaticString] = ["topic_name", "topicName", "name"]
 
     /// Built once: every v1 request (a million in a fleet's apply) carries the same two.
     static let v1HeaderList = [("Content-Type", "application/json"), ("X-GOOG-API-FORMAT-VERSION", "2")]
@@ -277,6 +281,13 @@ package struct FCMHTTPService: FCMService {
             outcomes[registration] = try await perform(SubscriptionChange(topic: topic, registration: registration, action: action))
         }
         return outcomes
+    }
+
+    package func performOne(topic: String, action: SubscriptionChange.Action, _ registration: Registration) async throws
+        -> SubscriptionOutcome?
+    {
+        if project.topicAPI == .iid { return try await iid.perform(topic: topic, action: action, [registration])[registration] }
+        return try await perform(SubscriptionChange(topic: topic, registration: registration, action: action))
     }
 
     package func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview] {

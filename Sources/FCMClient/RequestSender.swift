@@ -60,6 +60,7 @@ package struct RequestSender: Sendable {
     /// Once it is requested, paced requests not yet sent are not sent (`StoppedBeforeSending`) and paced
     /// requests are not retried: the answer they had stands.
     package let stop: StopSignal?
+    let bearer = BearerHeader()
 
     package init(
         transport: any HTTPTransport, credentials: (any AccessTokenProvider)?, limiter: RateLimiter? = nil,
@@ -110,7 +111,7 @@ package struct RequestSender: Sendable {
             if let credentials {
                 let value = try await credentials.token()
                 token = value
-                authorized.headers.append(("Authorization", "Bearer \(value)"))
+                authorized.headers.append(("Authorization", bearer.header(for: value)))
                 if let project = credentials.quotaProject { authorized.headers.append(("x-goog-user-project", project)) }
             }
             statistics.addRequest()
@@ -176,4 +177,19 @@ package struct RequestSender: Sendable {
 
     /// How FCM answered the changes of a paced request sent with `resultsPerChange`, one by one.
     package func tally(_ tally: RateLimiter.Tally) { limiter?.record(tally) }
+}
+
+/// `Bearer <token>`, made once per token rather than once per request: the same string each time also lets
+/// the transport see at a glance that a request's headers are the last one's.
+final class BearerHeader: Sendable {
+    private let last = Mutex<(token: String, header: String)?>(nil)
+
+    func header(for token: String) -> String {
+        last.withLock { last in
+            if let last, last.token == token { return last.header }
+            let header = "Bearer \(token)"
+            last = (token, header)
+            return header
+        }
+    }
 }

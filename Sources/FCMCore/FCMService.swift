@@ -14,10 +14,21 @@ package protocol FCMService: Sendable {
     var topicBatchSize: Int { get }
     func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws
         -> [Registration: SubscriptionOutcome]
+    /// One registration's change of a batch: the same answer as `performBatch` with that one, without a list
+    /// and a dictionary made for it (the v1 API's every change).
+    func performOne(topic: String, action: SubscriptionChange.Action, _ registration: Registration) async throws -> SubscriptionOutcome?
     func previewBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) -> [RequestPreview]
     /// The exact requests `perform` would send, for `apply --dry-run`; registrations redacted by `redactor`.
     func preview(_ step: GroupStep, name: String, key: String?) -> [RequestPreview]
     func preview(_ change: SubscriptionChange) -> [RequestPreview]
+}
+
+extension FCMService {
+    package func performOne(topic: String, action: SubscriptionChange.Action, _ registration: Registration) async throws
+        -> SubscriptionOutcome?
+    {
+        try await performBatch(topic: topic, action: action, [registration])[registration]
+    }
 }
 
 package enum SubscriptionOutcome: Hashable, Sendable {

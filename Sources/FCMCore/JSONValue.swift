@@ -53,6 +53,68 @@ package struct JSONParser {
         }
     }
 
+    /// The string values of `keys` among an object's top-level fields (nil where absent or not a string), the
+    /// whole text checked as strictly as `parse` checks it but without building the object: FCM answers every
+    /// change an apply makes with one, and only a name in it is read. A field given twice counts its last value.
+    package static func objectStrings(_ raw: UnsafeRawBufferPointer, keys: [StaticString]) throws -> [String?] {
+        var parser = JSONParser(bytes: raw.assumingMemoryBound(to: UInt8.self))
+        var found = [String?](repeating: nil, count: keys.count)
+        parser.skipWhitespace()
+        guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+            throw parser.error("expected an object")
+        }
+        parser.index += 1
+        parser.skipWhitespace()
+        if parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "}") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipWhitespace()
+                guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "\"") else {
+                    throw parser.error("expected a field name")
+                }
+                // Names and the values not asked for are compared and skipped where they lie, not made into strings.
+                let slot: Int?
+                if let name = try parser.plainString() {
+                    slot = keys.firstIndex { name.elementsEqual(UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount)) }
+                } else {
+                    let name = try parser.string()
+                    slot = keys.firstIndex { name.utf8.elementsEqual(UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount)) }
+                }
+                parser.skipWhitespace()
+                guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: ":") else {
+                    throw parser.error("expected ':'")
+                }
+                parser.index += 1
+                parser.skipWhitespace()
+                guard parser.index < parser.bytes.count else { throw parser.error("unexpected end") }
+                if parser.bytes[parser.index] == UInt8(ascii: "\"") {
+                    if let slot {
+                        found[slot] = try parser.string()
+                    } else if try parser.plainString() == nil {
+                        _ = try parser.string()
+                    }
+                } else {
+                    if let slot { found[slot] = nil }
+                    _ = try parser.value()
+                }
+                parser.skipWhitespace()
+                guard parser.index < parser.bytes.count else { throw parser.error("unexpected end") }
+                if parser.bytes[parser.index] == UInt8(ascii: ",") {
+                    parser.index += 1
+                } else if parser.bytes[parser.index] == UInt8(ascii: "}") {
+                    parser.index += 1
+                    break
+                } else {
+                    throw parser.error("expected ',' or '}'")
+                }
+            }
+        }
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the value") }
+        return found
+    }
+
     private func error(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }
 
     private mutating func skipWhitespace() {
@@ -185,6 +247,27 @@ package struct JSONParser {
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let double = Double(text) else { throw JSONParseError(offset: start, reason: "not a number") }
         return .double(double)
+    }
+
+    /// The bytes of the string at `index` when it has no escape, `index` moved past it; nil, `index` unmoved,
+    /// when it has one (`string()` reads those).
+    private mutating func plainString() throws -> UnsafeBufferPointer<UInt8>? {
+        var at = index + 1
+        while at < bytes.count {
+            let byte = bytes[at]
+            if byte == UInt8(ascii: "\"") {
+                defer { index = at + 1 }
+                return UnsafeBufferPointer(rebasing: bytes[(index + 1)..<at])
+            }
+            if byte == UInt8(ascii: "\\") { return nil }
+            if byte < 0x20 {
+                index = at
+                throw error("control character in a string")
+            }
+            at += 1
+        }
+        index = at
+        throw error("unterminated string")
     }
 
     private mutating func string() throws -> String {

@@ -149,7 +149,10 @@ package struct PendingChanges: Hashable, Sendable {
     package var count: Int { subscriptions.values.reduce(0) { $0 + $1.count } + groups.count }
 
     package mutating func forgetSubscription(_ registration: Registration, topic: String) {
-        guard subscriptions[topic]?.remove(registration) != nil else { return }
-        if subscriptions[topic]?.isEmpty == true { subscriptions[topic] = nil }
+        // Looked up first: every change an apply records passes here, and the optional-chained mutation of a
+        // dictionary's value allocated three times per call even when the topic had nothing pending.
+        guard let index = subscriptions.index(forKey: topic), subscriptions.values[index].contains(registration) else { return }
+        subscriptions.values[index].remove(registration)
+        if subscriptions.values[index].isEmpty { subscriptions.remove(at: index) }
     }
 }

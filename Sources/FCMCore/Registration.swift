@@ -65,6 +65,19 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
 
     package func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 
+    /// What sets and dictionaries of registrations (the plan's, the ledger's, the state's) hash with: the handle
+    /// mixed with the table's seed by a 64-bit finalizer (MurmurHash3's fmix64), not a SipHash run per lookup.
+    /// Handles are numbers fcmctl hands out in order, not text an input chooses, so a fast mix loses nothing.
+    package func _rawHashValue(seed: Int) -> Int {
+        var mixed = UInt64(handle) ^ UInt64(bitPattern: Int64(seed))
+        mixed ^= mixed >> 33
+        mixed &*= 0xff51_afd7_ed55_8ccd
+        mixed ^= mixed >> 33
+        mixed &*= 0xc4ce_b9fe_1a85_ec53
+        mixed ^= mixed >> 33
+        return Int(bitPattern: UInt(mixed))
+    }
+
     /// Infers the kind from the shape: FIDs are 22 base64url characters whose first is c, d, e or f
     /// (firebase-js-sdk `VALID_FID_PATTERN`, wire reference §7); anything else is treated as a token.
     package init(inferring value: String) {

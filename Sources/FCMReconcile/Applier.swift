@@ -127,7 +127,11 @@ package struct Applier: Sendable {
         let stop: StopSignal?
         var report = ApplyReport()
         var nextID = 1
-        var completions: [JournalEntry] = []
+        /// Intents answered since the journal was last written, as two lists of ids rather than an entry per
+        /// change: one `done` and one `gone` line per write, however many changes it closes.
+        var doneIDs: [Int] = []
+        var goneIDs: [Int] = []
+        var completionCount: Int { doneIDs.count + goneIDs.count }
 
         init(ledger: Ledger, journal: any StateJournal, output: RunOutput, lock: StateLock?, stop: StopSignal?) {
             self.ledger = ledger
@@ -159,8 +163,14 @@ package struct Applier: Sendable {
             // A stop withholds new intents only: the completions gathered so far are still worth writing.
             if !entries.isEmpty, mustStop() { return false }
             do {
-                try await output.append(completions + entries, to: journal)
-                completions = []
+                var written: [JournalEntry] = []
+                written.reserveCapacity(entries.count + 2)
+                if !doneIDs.isEmpty { written.append(.done(ids: doneIDs)) }
+                if !goneIDs.isEmpty { written.append(.gone(ids: goneIDs)) }
+                written.append(contentsOf: entries)
+                try await output.append(written, to: journal)
+                doneIDs.removeAll(keepingCapacity: true)
+                goneIDs.removeAll(keepingCapacity: true)
                 return true
             } catch {
                 report.stopped = "\(error); stopped before sending more. Every request sent has its intent recorded: the next run checks them"
@@ -168,9 +178,8 @@ package struct Applier: Sendable {
             }
         }
 
-        func completed(_ ids: [Int], gone: Bool) {
-            guard !ids.isEmpty else { return }
-            completions.append(gone ? .gone(ids: ids) : .done(ids: ids))
+        func completed(_ id: Int, gone: Bool) {
+            if gone { goneIDs.append(id) } else { doneIDs.append(id) }
         }
 
         /// `events` are the ledger changes the failed request would have made: when its outcome is unknown,
@@ -249,13 +258,13 @@ package struct Applier: Sendable {
                 key = answered
                 members = after
                 event.apply(to: &run.ledger)
-                run.completed([id], gone: false)
+                run.completed(id, gone: false)
                 run.report.requestsSucceeded += 1
                 run.report.completed[change.address, default: 0] += 1
             } catch let error as FCMServiceError where error.refusal == .noValidRegistrations && !step.registrations.isEmpty {
                 // Members that were uninstalled: find which, drop them from the group's target, and re-plan
                 // the rest of its steps so the group still ends as declared, minus them.
-                run.completed([id], gone: true)
+                run.completed(id, gone: true)
                 let gone = await goneRegistrations(step.registrations)
                 guard !gone.isEmpty else {
                     run.failed(change.address, step.operation, step.registrations, error)
@@ -316,7 +325,21 @@ package struct Applier: Sendable {
             }, size: size)
     }
 
-    typealias BatchResult = Result<[Registration: SubscriptionOutcome], any Error>
+    typealias BatchResult = Result<BatchOutcomes, any Error>
+
+    /// What FCM answered for each registration of a batch; a batch of one (every v1 change) keeps its answer
+    /// without a dictionary.
+    enum BatchOutcomes: Sendable {
+        case one(Registration, SubscriptionOutcome?)
+        case each([Registration: SubscriptionOutcome])
+
+        subscript(_ registration: Registration) -> SubscriptionOutcome? {
+            switch self {
+            case .one(let only, let outcome): only == registration ? outcome : nil
+            case .each(let outcomes): outcomes[registration]
+            }
+        }
+    }
 
     struct BatchAnswer: Sendable {
         var index: Int
@@ -325,7 +348,7 @@ package struct Applier: Sendable {
 
     func applyBatches(_ batches: SubscriptionBatches, run: Run) async {
         guard !batches.isEmpty else {
-            if !run.completions.isEmpty { _ = await run.journal([]) }
+            if run.completionCount > 0 { _ = await run.journal([]) }
             return
         }
         guard !run.mustStop() else {
@@ -362,8 +385,12 @@ package struct Applier: Sendable {
                     let batch = batches[index]
                     group.addTask {
                         do {
+                            if batch.registrations.count == 1, let only = batch.registrations.first {
+                                let outcome = try await service.performOne(topic: batch.topic, action: batch.action, only)
+                                return BatchAnswer(index: index, result: .success(.one(only, outcome)))
+                            }
                             let outcomes = try await service.performBatch(topic: batch.topic, action: batch.action, Array(batch.registrations))
-                            return BatchAnswer(index: index, result: .success(outcomes))
+                            return BatchAnswer(index: index, result: .success(.each(outcomes)))
                         } catch {
                             return BatchAnswer(index: index, result: .failure(error))
                         }
@@ -376,10 +403,10 @@ package struct Applier: Sendable {
                 allowed = limit.answered()
                 record(batches[answer.index], firstID: firstIDBase + batches.firstOperation(of: answer.index), result: answer.result, run: run)
                 // Completions ride along with the next window of intents; on their own only when they pile up.
-                if run.completions.count >= window { _ = await run.journal([]) }
+                if run.completionCount >= window { _ = await run.journal([]) }
             }
         }
-        if !run.completions.isEmpty { _ = await run.journal([]) }
+        if run.completionCount > 0 { _ = await run.journal([]) }
         notAttempted(batches, from: next, run: run)
     }
 
@@ -394,7 +421,7 @@ package struct Applier: Sendable {
     func record(_ batch: SubscriptionBatch, firstID: Int, result: BatchResult, run: Run) {
         run.output.advance(batch.registrations.count)
         let address = batch.address
-        let outcomes: [Registration: SubscriptionOutcome]
+        let outcomes: BatchOutcomes
         switch result {
         case .failure(let error):
             run.failed(address, batch.action.operation, Array(batch.registrations), error, events: batch.registrations.map(batch.event))
@@ -405,30 +432,28 @@ package struct Applier: Sendable {
             // A request FCM answered "already exists" (v1: one registration) is FCM's no, though the goal holds.
             if !batch.registrations.allSatisfy({ answers[$0] == .alreadyExists }) { run.report.requestsSucceeded += 1 }
         }
-        var done: [Int] = []
-        var gone: [Int] = []
         for (offset, registration) in batch.registrations.enumerated() {
             let event = batch.event(registration)
             switch outcomes[registration] ?? .failed(code: "NO_RESULT") {
             case .done:
                 event.apply(to: &run.ledger)
-                done.append(firstID + offset)
+                run.completed(firstID + offset, gone: false)
                 run.report.completed[address, default: 0] += 1
             case .alreadyExists where run.ledger.topics[batch.topic]?.contains(registration) == true:
                 // fcmctl's own record says it made this one: it still holds, and stays recorded.
-                done.append(firstID + offset)
+                run.completed(firstID + offset, gone: false)
                 run.report.completed[address, default: 0] += 1
             case .alreadyExists:
                 // Someone else's subscription: the goal holds, but fcmctl did not make it and must never remove it,
                 // so it is not recorded. The journal closes the intent as settled with no record (`gone`), which is
                 // what a replay must do with it too.
                 event.applyGone(to: &run.ledger)
-                gone.append(firstID + offset)
+                run.completed(firstID + offset, gone: true)
                 run.report.outcomes.append(
                     OperationOutcome(address: address, action: batch.action.operation, registrations: [registration], status: .alreadySubscribed))
             case .registrationGone(let reason) where batch.action == .subscribe && run.unverified.contains(registration):
                 event.applyGone(to: &run.ledger)
-                gone.append(firstID + offset)
+                run.completed(firstID + offset, gone: true)
                 run.goneAdditions.insert(registration)
                 run.failedAdditions.insert(registration)
                 run.output.fail(1)
@@ -438,7 +463,7 @@ package struct Applier: Sendable {
                         status: .failed(code: reason, message: Self.unverifiedGone, retryable: false)))
             case .registrationGone(let reason):
                 event.applyGone(to: &run.ledger)
-                gone.append(firstID + offset)
+                run.completed(firstID + offset, gone: true)
                 if batch.action == .subscribe { run.goneAdditions.insert(registration) }
                 run.report.outcomes.append(
                     OperationOutcome(address: address, action: batch.action.operation, registrations: [registration], status: .gone(reason: reason)))
@@ -462,8 +487,6 @@ package struct Applier: Sendable {
                 if batch.action == .subscribe { run.failedAdditions.insert(registration) }
             }
         }
-        run.completed(done, gone: false)
-        run.completed(gone, gone: true)
     }
 
     static let unverifiedGone =

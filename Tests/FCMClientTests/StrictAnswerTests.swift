@@ -34,5 +34,18 @@ import Testing
         #expect(throws: FCMServiceError.self) { try FCMHTTPService.checkChangeAnswer(answer("<html>ok</html>"), subscribe) }
         #expect(throws: FCMServiceError.self) { try FCMHTTPService.checkChangeAnswer(answer("garbage"), unsubscribe) }
         #expect(throws: FCMServiceError.self) { try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "sports"}"#), subscribe) }
+        // The object is read whole, though only a name in it matters.
+        try FCMHTTPService.checkChangeAnswer(
+            answer(#" {"create_time": "2026-01-15T01:30:15.01Z", "topic_name": "news", "x": [1, {"y": null}], "n": -2.5e3} "#), subscribe)
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"topic_name": 7, "name": "projects/p/registrations/r1/topicSubscriptions/news"}"#), subscribe)
+        let broken = [
+            #"{"topicName": "news""#, #"{"topicName": "news"} x"#, #"{"topicName" "news"}"#, #"{"a": [1,]}"#, #"{topicName: "news"}"#, "{}}",
+        ]
+        for broken in broken {
+            #expect(throws: FCMServiceError.self, "\(broken)") { try FCMHTTPService.checkChangeAnswer(answer(broken), subscribe) }
+        }
+        #expect(throws: FCMServiceError.self) {
+            try FCMHTTPService.checkChangeAnswer(answer(#"{"name": "projects/p/registrations/r1/topicSubscriptions/sports"}"#), subscribe)
+        }
     }
 }
