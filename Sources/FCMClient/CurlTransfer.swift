@@ -95,13 +95,16 @@ final class CurlTransfer: @unchecked Sendable {
         overflowed = false
         maximumBytes = min(request.maximumResponseBytes ?? transportMaximumBytes, transportMaximumBytes)
         errorBuffer[0] = 0
-        if let parsedURL, curl_url_set(parsedURL, CURLUPART_URL, request.url, 0) == CURLUE_OK {
-            _ = fcm_easy_setopt_ptr(easy, CURLOPT_CURLU, UnsafeMutableRawPointer(parsedURL))
-        } else {
-            // curl reports a malformed URL itself, in its own words.
-            _ = fcm_easy_setopt_ptr(easy, CURLOPT_CURLU, nil)
+        // withCString: passed as an argument, a String is copied into a new array on every call.
+        request.url.withCString { url in
+            if let parsedURL, curl_url_set(parsedURL, CURLUPART_URL, url, 0) == CURLUE_OK {
+                _ = fcm_easy_setopt_ptr(easy, CURLOPT_CURLU, UnsafeMutableRawPointer(parsedURL))
+            } else {
+                // curl reports a malformed URL itself, in its own words.
+                _ = fcm_easy_setopt_ptr(easy, CURLOPT_CURLU, nil)
+            }
+            _ = fcm_easy_setopt_str(easy, CURLOPT_URL, url)
         }
-        _ = fcm_easy_setopt_str(easy, CURLOPT_URL, request.url)
         // HTTPGET resets the method (and the upload flag) left by the previous request; NULL clears a custom one.
         _ = fcm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
         _ = fcm_easy_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, nil)

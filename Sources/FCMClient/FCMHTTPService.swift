@@ -203,19 +203,41 @@ package struct FCMHTTPService: FCMService {
     package static func checkChangeAnswer(_ response: HTTPResponse, _ change: SubscriptionChange) throws {
         // google.protobuf.Empty comes as `{}`; an empty body to a delete is read the same way.
         if change.action == .unsubscribe && response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }) { return }
-        // The state files' strict parser, reading the three names without building the object: this runs for
-        // every change an apply makes.
-        guard let fields = try? response.body.withUnsafeBytes({ try JSONParser.objectStrings($0, keys: Self.answerNames) }) else {
+        // Read where it lies, by the state files' strict parser: this runs for every change an apply makes. Each
+        // name found is only compared with the topic asked for; the answer is made into strings only to say
+        // what is wrong with it.
+        let topic = change.topic
+        var matched: (Bool?, Bool?, Bool?) = (nil, nil, nil)
+        let readable = response.body.withUnsafeBytes { raw in
+            (try? JSONParser.visitObjectStrings(raw, keys: Self.answerNames) { slot, text in
+                let match = text.flatMap { slot == 2 ? Self.lastSegment($0) : $0 }.map { $0.elementsEqual(topic.utf8) }
+                switch slot {
+                case 0: matched.0 = match
+                case 1: matched.1 = match
+                default: matched.2 = match
+                }
+            }) != nil
+        }
+        guard readable else {
             throw FCMServiceError(
                 status: response.status, code: "BAD_RESPONSE",
                 message: "the answer to \(change.action.operation) \(Address.topic(change.topic)) is not a JSON object")
         }
-        guard change.action == .subscribe else { return }
-        let named = fields[0] ?? fields[1] ?? fields[2]?.split(separator: "/").last.map(String.init)
-        if let named, named != change.topic {
-            throw FCMServiceError(
-                status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe \(Address.topic(change.topic)) names topic \(named)")
-        }
+        guard change.action == .subscribe, matched.0 ?? matched.1 ?? matched.2 == false else { return }
+        let fields = try response.body.withUnsafeBytes { try JSONParser.objectStrings($0, keys: Self.answerNames) }
+        let named = fields[0] ?? fields[1] ?? fields[2]?.split(separator: "/").last.map(String.init) ?? ""
+        throw FCMServiceError(
+            status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe \(Address.topic(change.topic)) names topic \(named)")
+    }
+
+    /// What `split(separator: "/").last` gives, on bytes: the last segment that is not empty, nil if none is.
+    static func lastSegment(_ text: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        var end = text.count
+        while end > 0, text[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        guard end > 0 else { return nil }
+        var start = end
+        while start > 0, text[start - 1] != UInt8(ascii: "/") { start -= 1 }
+        return UnsafeBufferPointer(rebasing: text[start..<end])
     }
 
     package var v1Headers: [(String, String)] { Self.v1HeaderList }

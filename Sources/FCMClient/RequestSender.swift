@@ -111,7 +111,7 @@ package struct RequestSender: Sendable {
             if let credentials {
                 let value = try await credentials.token()
                 token = value
-                authorized.headers.append(("Authorization", bearer.header(for: value)))
+                authorized.headers = bearer.headers(request.headers, token: value)
                 if let project = credentials.quotaProject { authorized.headers.append(("x-goog-user-project", project)) }
             }
             statistics.addRequest()
@@ -179,17 +179,28 @@ package struct RequestSender: Sendable {
     package func tally(_ tally: RateLimiter.Tally) { limiter?.record(tally) }
 }
 
-/// `Bearer <token>`, made once per token rather than once per request: the same string each time also lets
-/// the transport see at a glance that a request's headers are the last one's.
+/// A request's headers with `Authorization: Bearer <token>` added, made once per token and header list rather
+/// than once per request: the same strings each time also let the transport see at a glance that a request's
+/// headers are the last one's.
 final class BearerHeader: Sendable {
-    private let last = Mutex<(token: String, header: String)?>(nil)
+    private struct Made {
+        var token: String
+        var base: [(String, String)]
+        var headers: [(String, String)]
+    }
 
-    func header(for token: String) -> String {
+    private let last = Mutex<Made?>(nil)
+
+    func headers(_ base: [(String, String)], token: String) -> [(String, String)] {
         last.withLock { last in
-            if let last, last.token == token { return last.header }
-            let header = "Bearer \(token)"
-            last = (token, header)
-            return header
+            if let made = last, made.token == token, Self.same(made.base, base) { return made.headers }
+            let headers = base + [("Authorization", "Bearer \(token)")]
+            last = Made(token: token, base: base, headers: headers)
+            return headers
         }
+    }
+
+    static func same(_ one: [(String, String)], _ other: [(String, String)]) -> Bool {
+        one.count == other.count && zip(one, other).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 }

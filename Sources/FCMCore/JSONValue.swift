@@ -53,12 +53,21 @@ package struct JSONParser {
         }
     }
 
-    /// The string values of `keys` among an object's top-level fields (nil where absent or not a string), the
-    /// whole text checked as strictly as `parse` checks it but without building the object: FCM answers every
-    /// change an apply makes with one, and only a name in it is read. A field given twice counts its last value.
+    /// The string values of `keys` among an object's top-level fields (nil where absent or not a string).
     package static func objectStrings(_ raw: UnsafeRawBufferPointer, keys: [StaticString]) throws -> [String?] {
-        var parser = JSONParser(bytes: raw.assumingMemoryBound(to: UInt8.self))
         var found = [String?](repeating: nil, count: keys.count)
+        try visitObjectStrings(raw, keys: keys) { slot, text in found[slot] = text.map { String(decoding: $0, as: UTF8.self) } }
+        return found
+    }
+
+    /// Calls `visit` with each top-level field of an object that `keys` names, in the text's order: its index in
+    /// `keys` and its string's UTF-8 bytes (nil when the value is not a string). The whole text is checked as
+    /// strictly as `parse` checks it, but nothing is built: FCM answers every change an apply makes with an
+    /// object, and only a name in it is read.
+    package static func visitObjectStrings(
+        _ raw: UnsafeRawBufferPointer, keys: [StaticString], _ visit: (Int, UnsafeBufferPointer<UInt8>?) -> Void
+    ) throws {
+        var parser = JSONParser(bytes: raw.assumingMemoryBound(to: UInt8.self))
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")
@@ -73,7 +82,7 @@ package struct JSONParser {
                 guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "\"") else {
                     throw parser.error("expected a field name")
                 }
-                // Names and the values not asked for are compared and skipped where they lie, not made into strings.
+                // Names and values are compared and skipped where they lie; only escaped text is made a string.
                 let slot: Int?
                 if let name = try parser.plainString() {
                     slot = keys.firstIndex { name.elementsEqual(UnsafeBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount)) }
@@ -89,14 +98,15 @@ package struct JSONParser {
                 parser.skipWhitespace()
                 guard parser.index < parser.bytes.count else { throw parser.error("unexpected end") }
                 if parser.bytes[parser.index] == UInt8(ascii: "\"") {
-                    if let slot {
-                        found[slot] = try parser.string()
-                    } else if try parser.plainString() == nil {
-                        _ = try parser.string()
+                    if let text = try parser.plainString() {
+                        if let slot { visit(slot, text) }
+                    } else {
+                        var text = try parser.string()
+                        if let slot { text.withUTF8 { visit(slot, $0) } }
                     }
                 } else {
-                    if let slot { found[slot] = nil }
                     _ = try parser.value()
+                    if let slot { visit(slot, nil) }
                 }
                 parser.skipWhitespace()
                 guard parser.index < parser.bytes.count else { throw parser.error("unexpected end") }
@@ -112,7 +122,6 @@ package struct JSONParser {
         }
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the value") }
-        return found
     }
 
     private func error(_ reason: String) -> JSONParseError { JSONParseError(offset: index, reason: reason) }

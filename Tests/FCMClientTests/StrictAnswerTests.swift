@@ -47,5 +47,15 @@ import Testing
         #expect(throws: FCMServiceError.self) {
             try FCMHTTPService.checkChangeAnswer(answer(#"{"name": "projects/p/registrations/r1/topicSubscriptions/sports"}"#), subscribe)
         }
+        // Names are compared where they lie, escaped ones once decoded; the error quotes the name given.
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "ne\u0077s"}"#), subscribe)
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"name": "projects/p/registrations/r1/topicSubscriptions/news/"}"#), subscribe)
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "news", "topicName": "news"}"#), subscribe)
+        do {
+            try FCMHTTPService.checkChangeAnswer(answer(#"{"topic_name": "spo\"rts", "topicName": "news"}"#), subscribe)
+            Issue.record("a create answered for another topic was taken as done")
+        } catch let error as FCMServiceError {
+            #expect(error.message.hasSuffix("names topic spo\"rts"))
+        }
     }
 }
