@@ -95,12 +95,13 @@ struct ManifestDecoder {
     /// dictionary would.
     mutating func devices(_ node: YAMLNode) -> DeviceTable {
         var decoded: [DecodedDevice] = []
-        for (name, keyNode, value) in fields(node, of: "devices", known: nil) {
+        if case .mapping(let pairs) = node.value { decoded.reserveCapacity(pairs.count) }
+        forEachField(node, of: "devices", known: nil) { decoder, name, keyNode, value in
             if name.isEmpty {
-                error("devices: a name must not be empty", at: keyNode)
-                continue
+                decoder.error("devices: a name must not be empty", at: keyNode)
+                return
             }
-            decoded.append(device(name, value, at: keyNode.location))
+            decoded.append(decoder.device(name, value, at: keyNode.location))
         }
         let order = decoded.indices.sorted { a, b in decoded[a].name != decoded[b].name ? decoded[a].name < decoded[b].name : a < b }
         var table = DeviceTable()
@@ -126,21 +127,23 @@ struct ManifestDecoder {
     mutating func device(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> DecodedDevice {
         var device = DecodedDevice(name: name, registration: nil, kind: .token, labels: [], location: location)
         let errorsBefore = diagnostics.count
-        var ids: [(Registration.Kind, YAMLNode)] = []
-        for (key, _, value) in fields(node, of: "device/\(name)", known: ManifestSchema.device) {
+        var ids = 0
+        var id: (kind: Registration.Kind, node: YAMLNode)?
+        forEachField(node, of: "device/\(name)", known: ManifestSchema.device) { decoder, key, _, value in
             switch key {
-            case "token": ids.append((.token, value))
-            case "fid": ids.append((.fid, value))
-            default: device.labels = labels(value, owner: "device/\(name)")
+            case "token", "fid":
+                ids += 1
+                id = (key == "token" ? .token : .fid, value)
+            default: device.labels = decoder.labels(value, owner: "device/\(name)")
             }
         }
-        if ids.count != 1 {
-            if diagnostics.count == errorsBefore || ids.count > 1 {
+        if ids != 1 {
+            if diagnostics.count == errorsBefore || ids > 1 {
                 diagnostics.append(.error("device/\(name) needs exactly one of 'token' or 'fid'", at: location))
             }
-        } else if let text = string(ids[0].1, what: "device/\(name) \(ids[0].0.rawValue)") {
-            device.kind = ids[0].0
-            device.registration = Located(text, at: ids[0].1.location)
+        } else if let id, let text = string(id.node, what: "device/\(name) \(id.kind.rawValue)") {
+            device.kind = id.kind
+            device.registration = Located(text, at: id.node.location)
         }
         return device
     }
@@ -171,8 +174,8 @@ struct ManifestDecoder {
     /// As written; a key given twice (only a merge key can bring one, and it never does) would keep its last value.
     mutating func labels(_ node: YAMLNode, owner: @autoclosure () -> String) -> [(key: String, value: String)] {
         var labels: [(key: String, value: String)] = []
-        for (key, _, value) in fields(node, of: "\(owner()) labels", known: nil) {
-            if let text = string(value, what: "\(owner()) label '\(key)'") { labels.append((key, text)) }
+        forEachField(node, of: "\(owner()) labels", known: nil) { decoder, key, _, value in
+            if let text = decoder.string(value, what: "\(owner()) label '\(key)'") { labels.append((key, text)) }
         }
         return labels
     }
@@ -293,8 +296,18 @@ struct ManifestDecoder {
 
     /// The pairs of a mapping; unknown keys (when `known` is given) are reported with a suggestion.
     mutating func fields(_ node: YAMLNode, of what: @autoclosure () -> String, known: [String]?) -> [(String, YAMLNode, YAMLNode)] {
-        guard let pairs = mapping(node, what: what()) else { return [] }
         var result: [(String, YAMLNode, YAMLNode)] = []
+        forEachField(node, of: what(), known: known) { _, key, keyNode, value in result.append((key, keyNode, value)) }
+        return result
+    }
+
+    /// `fields` without the list: devices are decoded by the million, and a list of copied nodes per device
+    /// (and per label mapping) was a good part of the cost.
+    mutating func forEachField(
+        _ node: YAMLNode, of what: @autoclosure () -> String, known: [String]?,
+        _ body: (inout ManifestDecoder, String, YAMLNode, YAMLNode) -> Void
+    ) {
+        guard let pairs = mapping(node, what: what()) else { return }
         for pair in pairs {
             guard let key = pair.key.scalar else { continue }
             if let known, !known.contains(key) {
@@ -303,9 +316,8 @@ struct ManifestDecoder {
                 error("unknown key '\(key)' in \(place)" + Suggestions.hint(for: key, in: known), at: pair.key)
                 continue
             }
-            result.append((key, pair.key, pair.value))
+            body(&self, key, pair.key, pair.value)
         }
-        return result
     }
 
     mutating func named<Item>(
