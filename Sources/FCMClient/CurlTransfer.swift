@@ -124,7 +124,7 @@ final class CurlTransfer: @unchecked Sendable {
             _ = fcm_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
             _ = fcm_easy_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "")
         }
-        if headerList == nil || !Self.same(request.headers, listedHeaders) {
+        if headerList == nil || !HTTPRequest.sameHeaders(request.headers, listedHeaders) {
             curl_slist_free_all(headerList)
             headerList = nil
             for (name, value) in request.headers {
@@ -135,10 +135,6 @@ final class CurlTransfer: @unchecked Sendable {
             listedHeaders = request.headers
         }
         _ = fcm_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
-    }
-
-    static func same(_ one: [(String, String)], _ other: [(String, String)]) -> Bool {
-        one.count == other.count && zip(one, other).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 
     deinit {

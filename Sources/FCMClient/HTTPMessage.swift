@@ -21,6 +21,11 @@ package struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
     }
+
+    /// Whether two header lists are the same, in order (strings made once compare at a glance).
+    static func sameHeaders(_ one: [(String, String)], _ other: [(String, String)]) -> Bool {
+        one.count == other.count && zip(one, other).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
 }
 
 package struct HTTPResponse: Sendable {

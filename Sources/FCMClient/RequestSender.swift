@@ -193,14 +193,10 @@ final class BearerHeader: Sendable {
 
     func headers(_ base: [(String, String)], token: String) -> [(String, String)] {
         last.withLock { last in
-            if let made = last, made.token == token, Self.same(made.base, base) { return made.headers }
+            if let made = last, made.token == token, HTTPRequest.sameHeaders(made.base, base) { return made.headers }
             let headers = base + [("Authorization", "Bearer \(token)")]
             last = Made(token: token, base: base, headers: headers)
             return headers
         }
-    }
-
-    static func same(_ one: [(String, String)], _ other: [(String, String)]) -> Bool {
-        one.count == other.count && zip(one, other).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 }

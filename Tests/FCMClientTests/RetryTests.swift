@@ -133,6 +133,15 @@ enum HTTPDate {
         #expect(try await sender(transport, clock: clock, credentials: provider).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 200)
         #expect(transport.authorizations == ["Bearer token-1", "Bearer token-2"])
 
+        // The headers made for a token are kept per header list: another request's own headers are not lost.
+        let mixed = ScriptedTransport([])
+        let signed = sender(mixed, clock: clock, credentials: provider)
+        _ = try await signed.send(HTTPRequest(method: "GET", url: "http://x/y"))
+        _ = try await signed.send(HTTPRequest(method: "POST", url: "http://x/y", headers: [("Content-Type", "application/json")]))
+        _ = try await signed.send(HTTPRequest(method: "GET", url: "http://x/y"))
+        #expect(mixed.sent.map { $0.headers.map(\.0) } == [["Authorization"], ["Content-Type", "Authorization"], ["Authorization"]])
+        #expect(Set(mixed.authorizations) == ["Bearer token-2"])
+
         let stubborn = ScriptedTransport([.respond(401, [:]), .respond(401, [:]), .respond(200, [:])])
         #expect(try await sender(stubborn, clock: clock, credentials: provider).send(HTTPRequest(method: "GET", url: "http://x/y")).status == 401)
         #expect(stubborn.sent.count == 2, "one refresh, then the answer stands")
