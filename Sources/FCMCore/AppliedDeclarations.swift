@@ -90,7 +90,10 @@ package struct AppliedDeclarations: Hashable, Sendable {
     }
 
     /// Whether the last apply's manifests declared the registration in a topic.
-    package func declares(_ registration: Registration) -> Bool { registrations[Self.fnv(registration)] != nil }
+    package func declares(_ registration: Registration) -> Bool {
+        // A first apply asks it of every registration it sends to: no hash of each when nothing is recorded.
+        !registrations.isEmpty && registrations[Self.fnv(registration)] != nil
+    }
 
     /// Declared groups whose members differ from the last apply, and new ones.
     package func changedGroups(in desired: DesiredState) -> Set<String> {

@@ -13,11 +13,11 @@ package enum JournalBudget {
         var total = header
         for topic in plan.topics {
             for registration in topic.added + topic.removed {
-                total += perIntent + perCompletion + 2 * (topic.name.utf8.count + registration.value.utf8.count)
+                total += perIntent + perCompletion + 2 * (topic.name.utf8.count + registration.utf8Count)
             }
         }
         for group in plan.groups {
-            let longest = (group.added + group.removed).map(\.value.utf8.count).max() ?? 0
+            let longest = (group.added + group.removed).map(\.utf8Count).max() ?? 0
             let members = min(GroupStepPlanner.memberLimit, group.added.count + group.removed.count + group.unchanged)
             let line = perIntent + perCompletion + 2 * group.name.utf8.count + members * (2 * max(longest, 256) + 16)
             total += line * group.steps.count

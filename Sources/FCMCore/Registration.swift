@@ -19,6 +19,8 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
 
     package var value: String { RegistrationTable.shared.value(handle) }
     package var kind: Kind { RegistrationTable.shared.kind(handle) }
+    /// The length of the text in UTF-8 bytes, known without reading it.
+    package var utf8Count: Int { RegistrationTable.shared.utf8Count(handle) }
 
     package init(value: String, kind: Kind) {
         var value = value
@@ -245,6 +247,8 @@ package final class RegistrationTable: @unchecked Sendable {
     }
 
     func kind(_ handle: UInt32) -> Registration.Kind { record(handle).kind }
+
+    func utf8Count(_ handle: UInt32) -> Int { record(handle).count }
 
     func isVisibleASCII(_ handle: UInt32) -> Bool {
         let found = record(handle)

@@ -14,7 +14,7 @@ package struct RequestPreviewText {
         var text = request.line
         guard !redactor.showTokens else { return text }
         // Longest first, so a registration that contains another is replaced whole.
-        for registration in request.registrations.sorted(by: { $0.value.utf8.count > $1.value.utf8.count }) {
+        for registration in request.registrations.sorted(by: { $0.utf8Count > $1.utf8Count }) {
             let redacted = redactor(registration)
             let encoded = URLComponentEncoder.encode(registration.value)
             if encoded != registration.value { text = text.replacingOccurrences(of: encoded, with: redacted) }

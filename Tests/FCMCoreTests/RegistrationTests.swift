@@ -127,4 +127,17 @@ import Testing
         let colonLate = Registration(value: "abcdefghijk:lmnopq", kind: .token)
         #expect(colonEarly != colonLate && colonEarly < colonLate)
     }
+
+    @Test func theLengthKnownWithoutTheTextIsTheTextsLength() {
+        let values = [
+            "fGw0qy4TGgk:APA91bHk3Zx_Lq0Wd2A" + String(repeating: "x", count: 120), "cR1rqZ0FqkyTJaVpWxyZ12", "é:naïve", "a", "",
+            "short:tok", String(repeating: "z", count: 4096),
+        ]
+        for value in values {
+            for kind in [Registration.Kind.token, .fid] {
+                let registration = Registration(value: value, kind: kind)
+                #expect(registration.utf8Count == value.utf8.count, "\(value.prefix(20))")
+            }
+        }
+    }
 }
