@@ -207,15 +207,12 @@ package struct FCMHTTPService: FCMService {
         // name found is only compared with the topic asked for; the answer is made into strings only to say
         // what is wrong with it.
         let topic = change.topic
-        var matched: (Bool?, Bool?, Bool?) = (nil, nil, nil)
+        var names = [AnswerName](repeating: .absent, count: Self.answerNames.count)
         let readable = response.body.withUnsafeBytes { raw in
             (try? JSONParser.visitObjectStrings(raw, keys: Self.answerNames) { slot, text in
-                let match = text.flatMap { slot == 2 ? Self.lastSegment($0) : $0 }.map { $0.elementsEqual(topic.utf8) }
-                switch slot {
-                case 0: matched.0 = match
-                case 1: matched.1 = match
-                default: matched.2 = match
-                }
+                // `name` is a resource path: its last segment is the topic (none when it is empty or all slashes).
+                let compared = slot == 2 ? text.flatMap(Self.lastSegment) : text
+                names[slot] = compared.map { .text(matches: $0.elementsEqual(topic.utf8)) } ?? .notText
             }) != nil
         }
         guard readable else {
@@ -223,9 +220,13 @@ package struct FCMHTTPService: FCMService {
                 status: response.status, code: "BAD_RESPONSE",
                 message: "the answer to \(change.action.operation) \(Address.topic(change.topic)) is not a JSON object")
         }
-        guard change.action == .subscribe, matched.0 ?? matched.1 ?? matched.2 == false else { return }
+        // The topic the answer names: `topic_name` if present, else `topicName`; when the one present is not text,
+        // the last segment of `name`.
+        let first = names[0] == .absent ? 1 : 0
+        let verdict = names[first].matches ?? names[2].matches
+        guard change.action == .subscribe, verdict == false else { return }
         let fields = try response.body.withUnsafeBytes { try JSONParser.objectStrings($0, keys: Self.answerNames) }
-        let named = fields[0] ?? fields[1] ?? fields[2]?.split(separator: "/").last.map(String.init) ?? ""
+        let named = fields[first] ?? fields[2]?.split(separator: "/").last.map(String.init) ?? ""
         throw FCMServiceError(
             status: response.status, code: "BAD_RESPONSE", message: "the answer to subscribe \(Address.topic(change.topic)) names topic \(named)")
     }
@@ -244,6 +245,15 @@ package struct FCMHTTPService: FCMService {
 
     /// Where a create's answer may name its topic (wire reference §1B: the casing is uncertain, so both).
     static let answerNames: [StaticString] = ["topic_name", "topicName", "name"]
+
+    /// What an answer holds under one of `answerNames`.
+    enum AnswerName: Equatable {
+        case absent
+        case notText
+        case text(matches: Bool)
+
+        var matches: Bool? { if case .text(let matches) = self { matches } else { nil } }
+    }
 
     /// Built once: every v1 request (a million in a fleet's apply) carries the same two.
     static let v1HeaderList = [("Content-Type", "application/json"), ("X-GOOG-API-FORMAT-VERSION", "2")]

@@ -320,6 +320,9 @@ package struct JSONParser {
                     {
                         index += 2
                         let low = try hex4()
+                        // Only a low surrogate completes the pair: anything else is refused, never computed with
+                        // (below DC00 the subtraction would overflow and stop the process, on text FCM sent).
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid \\u escape") }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }

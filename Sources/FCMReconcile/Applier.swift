@@ -132,6 +132,10 @@ package struct Applier: Sendable {
         var doneIDs: [Int] = []
         var goneIDs: [Int] = []
         var completionCount: Int { doneIDs.count + goneIDs.count }
+        /// Completion lines a journal of one line per request's outcome would hold by now (a request's `done`, its
+        /// `gone`): what decides when completions are written on their own, so a batch of many registrations (IID)
+        /// counts as one request, not as its registrations.
+        var answeredRequests = 0
 
         init(ledger: Ledger, journal: any StateJournal, output: RunOutput, lock: StateLock?, stop: StopSignal?) {
             self.ledger = ledger
@@ -171,6 +175,7 @@ package struct Applier: Sendable {
                 try await output.append(written, to: journal)
                 doneIDs.removeAll(keepingCapacity: true)
                 goneIDs.removeAll(keepingCapacity: true)
+                answeredRequests = 0
                 return true
             } catch {
                 report.stopped = "\(error); stopped before sending more. Every request sent has its intent recorded: the next run checks them"
@@ -180,6 +185,12 @@ package struct Applier: Sendable {
 
         func completed(_ id: Int, gone: Bool) {
             if gone { goneIDs.append(id) } else { doneIDs.append(id) }
+        }
+
+        /// A request of one operation (a group step) answered.
+        func completedRequest(_ id: Int, gone: Bool) {
+            completed(id, gone: gone)
+            answeredRequests += 1
         }
 
         /// `events` are the ledger changes the failed request would have made: when its outcome is unknown,
@@ -258,13 +269,13 @@ package struct Applier: Sendable {
                 key = answered
                 members = after
                 event.apply(to: &run.ledger)
-                run.completed(id, gone: false)
+                run.completedRequest(id, gone: false)
                 run.report.requestsSucceeded += 1
                 run.report.completed[change.address, default: 0] += 1
             } catch let error as FCMServiceError where error.refusal == .noValidRegistrations && !step.registrations.isEmpty {
                 // Members that were uninstalled: find which, drop them from the group's target, and re-plan
                 // the rest of its steps so the group still ends as declared, minus them.
-                run.completed(id, gone: true)
+                run.completedRequest(id, gone: true)
                 let gone = await goneRegistrations(step.registrations)
                 guard !gone.isEmpty else {
                     run.failed(change.address, step.operation, step.registrations, error)
@@ -403,7 +414,7 @@ package struct Applier: Sendable {
                 allowed = limit.answered()
                 record(batches[answer.index], firstID: firstIDBase + batches.firstOperation(of: answer.index), result: answer.result, run: run)
                 // Completions ride along with the next window of intents; on their own only when they pile up.
-                if run.completionCount >= window { _ = await run.journal([]) }
+                if run.answeredRequests >= window { _ = await run.journal([]) }
             }
         }
         if run.completionCount > 0 { _ = await run.journal([]) }
@@ -431,6 +442,7 @@ package struct Applier: Sendable {
             outcomes = answers
             // A request FCM answered "already exists" (v1: one registration) is FCM's no, though the goal holds.
             if !batch.registrations.allSatisfy({ answers[$0] == .alreadyExists }) { run.report.requestsSucceeded += 1 }
+            run.answeredRequests += 1
         }
         for (offset, registration) in batch.registrations.enumerated() {
             let event = batch.event(registration)

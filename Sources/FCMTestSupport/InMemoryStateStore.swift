@@ -35,6 +35,9 @@ package final class InMemoryStateStore: ManagedStateStore {
         set { injected.withLock { $0.failAfter = newValue } }
     }
 
+    /// How many appends the journal has taken.
+    package var journalAppends: Int { injected.withLock { $0.appended } }
+
     /// The journal's segments joined, as a reader replays them.
     package var journalBytes: [UInt8] { storage.joined(prefix: manager.layout.journal) }
 

@@ -51,6 +51,23 @@ import Testing
         try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "ne\u0077s"}"#), subscribe)
         try FCMHTTPService.checkChangeAnswer(answer(#"{"name": "projects/p/registrations/r1/topicSubscriptions/news/"}"#), subscribe)
         try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "news", "topicName": "news"}"#), subscribe)
+        // `topic_name`, present, decides over `topicName`; present but not text, it leaves the choice to `name`.
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"topic_name": null, "topicName": "sports"}"#), subscribe)
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"topic_name": null, "topicName": "sports", "name": "p/news"}"#), subscribe)
+        #expect(throws: FCMServiceError.self) {
+            try FCMHTTPService.checkChangeAnswer(answer(#"{"topic_name": 1, "topicName": "news", "name": "p/sports"}"#), subscribe)
+        }
+        #expect(throws: FCMServiceError.self) {
+            try FCMHTTPService.checkChangeAnswer(answer(#"{"topicName": "sports", "name": "p/news"}"#), subscribe)
+        }
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"name": "///"}"#), subscribe)
+        // A surrogate pair with no low half is refused, not computed with (it stopped the process before).
+        for escape in [#"\ud800\u0041"#, #"\ud800\ue000"#, #"\udc00"#, #"\ud800"#] {
+            #expect(throws: FCMServiceError.self, "\(escape)") {
+                try FCMHTTPService.checkChangeAnswer(answer(#"{"x": ""# + escape + #"", "topicName": "news"}"#), subscribe)
+            }
+        }
+        try FCMHTTPService.checkChangeAnswer(answer(#"{"x": "\ud83d\ude00", "topicName": "news"}"#), subscribe)
         do {
             try FCMHTTPService.checkChangeAnswer(answer(#"{"topic_name": "spo\"rts", "topicName": "news"}"#), subscribe)
             Issue.record("a create answered for another topic was taken as done")
