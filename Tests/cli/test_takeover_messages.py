@@ -31,6 +31,12 @@ def news_subscribers(emulator):
     return sum("news" in item.get("topics", []) for item in registrations)
 
 
+def holds_flock(pid):
+    """Whether `pid` holds a flock(2) lock, by /proc/locks (the local store's directory lock is one)."""
+    with open("/proc/locks") as locks:
+        return any(fields[1] == "FLOCK" and fields[4] == str(pid) for fields in (line.split() for line in locks) if len(fields) > 4)
+
+
 def operations_done(out):
     """N of the paused run's "topic/news: N operations done" line."""
     return next(int(line.split(": ")[1].split()[0]) for line in out.splitlines() if line.startswith("topic/news: ") and "operations done" in line)
@@ -103,6 +109,12 @@ class World:
                                   env={**os.environ, **self.env})
         assert wait_until(lambda: news_subscribers(self.emulator) >= 150), "the first apply never got going"
         holder.send_signal(signal.SIGSTOP)
+        # Stopped while renewing its lease, the holder would keep the state directory's flock (held for the
+        # moments a lock-file write takes) and every later run would wait on it: stopped again between two.
+        while holds_flock(holder.pid):
+            holder.send_signal(signal.SIGCONT)
+            assert wait_until(lambda: not holds_flock(holder.pid), 10), "the holder kept the state directory's flock"
+            holder.send_signal(signal.SIGSTOP)
         expires = self.lock()["expires"]
         assert wait_until(lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > expires), "the lease never ran out"
         return holder
