@@ -28,8 +28,17 @@ fail() { failed=$((failed + 1)); echo "FAIL  $1"; [ -z "${2:-}" ] || printf '%s\
 
 work=$(mktemp -d -t fcmctl-test-image.XXXXXX)
 emulator_pid=""
+# $! of `in_image … &` is the subshell running the function; the emulator is its child (unshare execs down to
+# it), and killing the subshell alone left the emulator running after every run of this script.
+stop_emulator() {
+  [ -n "$emulator_pid" ] || return 0
+  # The emulator first, so the subshell reaps it as it returns; then the subshell itself.
+  pkill -P "$emulator_pid" 2>/dev/null || true
+  wait "$emulator_pid" 2>/dev/null || true
+  emulator_pid=""
+}
 cleanup() {
-  if [ -n "$emulator_pid" ]; then kill "$emulator_pid" 2>/dev/null || true; wait "$emulator_pid" 2>/dev/null || true; fi
+  stop_emulator
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -154,9 +163,7 @@ else
     fail "plan → apply → plan against fcm-emulator from the image: exits$codes, expected 2 0 0" "$log"
   fi
 fi
-kill "$emulator_pid" 2>/dev/null || true
-wait "$emulator_pid" 2>/dev/null || true
-emulator_pid=""
+stop_emulator
 
 if [ -s "$rootfs/etc/ssl/certs/ca-certificates.crt" ]; then
   ok "the image has the CA bundle (/etc/ssl/certs/ca-certificates.crt) for FCM and Google OAuth over TLS"
