@@ -3,25 +3,14 @@ package enum URLComponentEncoder {
     /// names may carry '%', both of which must reach the server as data, not syntax.
     package static func encode(_ text: String) -> String {
         // Runs for every request (a registration in most URLs): bytes in, bytes out, one allocation.
-        let source = text.utf8
-        var escaped = 0
-        for byte in source where !isUnreserved(byte) { escaped += 1 }
-        if escaped == 0 { return text }
-        return String(unsafeUninitializedCapacity: source.count + 2 * escaped) { out in
-            var index = 0
-            for byte in source {
-                if isUnreserved(byte) {
-                    out[index] = byte
-                    index += 1
-                } else {
-                    out[index] = UInt8(ascii: "%")
-                    out[index + 1] = hexDigit(byte >> 4)
-                    out[index + 2] = hexDigit(byte & 0x0F)
-                    index += 3
-                }
-            }
-            return index
+        var bytes = text
+        let encoded: String? = bytes.withUTF8 { source in
+            var escaped = 0
+            for byte in source where !isUnreserved(byte) { escaped += 1 }
+            if escaped == 0 { return nil }
+            return String(unsafeUninitializedCapacity: source.count + 2 * escaped) { encode(source, into: $0, at: 0) }
         }
+        return encoded ?? text
     }
 
     @inline(__always) static func isUnreserved(_ byte: UInt8) -> Bool {
