@@ -3,6 +3,12 @@ import FCMCore
 /// Turns one file's YAML tree into a `Manifest`, reporting every type or key problem it meets.
 struct ManifestDecoder {
     var diagnostics: [Diagnostic] = []
+    /// The top level's devices, when the reader read them as they streamed by.
+    var streamedDevices: StreamedDevices?
+
+    init(streamedDevices: StreamedDevices? = nil) {
+        self.streamedDevices = streamedDevices
+    }
 
     mutating func decode(_ root: YAMLNode) -> Manifest {
         var manifest = Manifest()
@@ -17,7 +23,7 @@ struct ManifestDecoder {
             case "project": manifest.project = project(value, at: keyNode.location)
             case "state": manifest.state = state(value, at: keyNode.location)
             case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
-            case "devices": manifest.devices = devices(value)
+            case "devices": manifest.devices = streamedDevices.map { Self.table($0.decoded, order: $0.order) } ?? devices(value)
             case "deviceFiles": manifest.deviceFiles = deviceFiles(value)
             case "groups": manifest.groups = named(value, what: "groups") { $0.group($1, $2, at: $3) }
             default: manifest.topics = named(value, what: "topics") { $0.topic($1, $2, at: $3) }
@@ -103,7 +109,16 @@ struct ManifestDecoder {
             }
             decoded.append(decoder.device(name, value, at: keyNode.location))
         }
-        let order = decoded.indices.sorted { a, b in decoded[a].name != decoded[b].name ? decoded[a].name < decoded[b].name : a < b }
+        return Self.table(decoded, order: Self.nameOrder(decoded))
+    }
+
+    /// Positions of `decoded` in name order, a name written twice in the order written.
+    static func nameOrder(_ decoded: [DecodedDevice]) -> [Int] {
+        decoded.indices.sorted { a, b in decoded[a].name != decoded[b].name ? decoded[a].name < decoded[b].name : a < b }
+    }
+
+    /// The table of `decoded`, in `order` (`nameOrder`).
+    static func table(_ decoded: [DecodedDevice], order: [Int]) -> DeviceTable {
         var table = DeviceTable()
         for (rank, index) in order.enumerated() {
             if rank + 1 < order.count && decoded[order[rank + 1]].name == decoded[index].name { continue }

@@ -31,7 +31,7 @@ package struct ManifestLoader: Sendable {
     package var reader: YAMLReader
     package var outsidePaths: PathConfinement.Policy
 
-    package init(reader: YAMLReader = YAMLReader(), outsidePaths: PathConfinement.Policy) {
+    package init(reader: YAMLReader = YAMLReader(streamsDevices: true), outsidePaths: PathConfinement.Policy) {
         self.reader = reader
         self.outsidePaths = outsidePaths
     }
@@ -148,7 +148,8 @@ package struct ManifestLoader: Sendable {
             return parsed
         }
         parsed.bytes = bytes
-        let (root, found) = reader.read(bytes, file: file)
+        let document = reader.readDocument(bytes, file: file)
+        let (root, found) = (document.root, document.diagnostics)
         parsed.diagnostics.append(contentsOf: found)
         if found.hasErrors { return parsed }
         guard let root, !root.isNull else {
@@ -156,7 +157,7 @@ package struct ManifestLoader: Sendable {
                 .error("the file is empty: a manifest needs at least 'apiVersion' and 'project'", at: SourceLocation(file: file, line: 1, column: 1)))
             return parsed
         }
-        var decoder = ManifestDecoder()
+        var decoder = ManifestDecoder(streamedDevices: document.devices)
         parsed.part = decoder.decode(root)
         parsed.diagnostics.append(contentsOf: decoder.diagnostics)
         return parsed

@@ -33,8 +33,13 @@ package struct YAMLNode: Sendable {
     }
 
     package var isNull: Bool {
-        if case .scalar(let text, let plain) = value { return plain && (text.isEmpty || text == "~" || text == "null") }
+        if case .scalar(let text, let plain) = value { return Self.isNull(text, plain: plain) }
         return false
+    }
+
+    /// Whether a scalar with this text and style is YAML's null.
+    static func isNull(_ text: String, plain: Bool) -> Bool {
+        plain && (text.isEmpty || text == "~" || text == "null")
     }
 }
 

@@ -7,25 +7,41 @@ import FCMCore
 /// instead of exhausting memory. Duplicate keys are errors (product.md), and `<<` merge keys are applied.
 package struct YAMLReader {
     package static let defaultNodeBudget = 5_000_000
+    static let maximumScalarBytes = 64 * 1024
 
     package var nodeBudget: Int
+    /// Whether the top level's `devices:` is read straight into devices (`DeviceEntryStream`) when it has the
+    /// common shape, for `ManifestDecoder` (see `YAMLDocument.devices`). Off, the tree holds it like any other
+    /// mapping: what the formatter needs.
+    package var streamsDevices: Bool
 
-    package init(nodeBudget: Int = YAMLReader.defaultNodeBudget) {
+    package init(nodeBudget: Int = YAMLReader.defaultNodeBudget, streamsDevices: Bool = false) {
         self.nodeBudget = nodeBudget
+        self.streamsDevices = streamsDevices
     }
 
-    /// Returns the document's root node (nil for an empty stream) and every problem found.
+    /// Returns the document's root node (nil for an empty stream) and every problem found; the tree in full, as
+    /// the streamed devices are not returned.
     package func read(_ bytes: [UInt8], file: String) -> (YAMLNode?, [Diagnostic]) {
-        let document = readDocument(bytes, file: file)
+        var reader = self
+        reader.streamsDevices = false
+        let document = reader.readDocument(bytes, file: file)
         return (document.root, document.diagnostics)
     }
 
     /// Like `read`, and also says whether anchors or aliases were used (expanded nodes lose that fact).
     package func readDocument(_ bytes: [UInt8], file: String) -> YAMLDocument {
         bytes.withUnsafeBufferPointer { buffer in
-            var session = EventSession(file: file, nodeBudget: nodeBudget)
-            let (root, diagnostics) = session.run(buffer)
-            return YAMLDocument(root: root, diagnostics: diagnostics, usesAnchors: session.usesAnchors)
+            var session = EventSession(file: file, nodeBudget: nodeBudget, streamsDevices: streamsDevices)
+            var (root, diagnostics) = session.run(buffer)
+            if session.unusual {
+                // Devices the stream does not read: the whole file again, as a tree, for its diagnostics.
+                session = EventSession(file: file, nodeBudget: nodeBudget, streamsDevices: false)
+                (root, diagnostics) = session.run(buffer)
+            }
+            var document = YAMLDocument(root: root, diagnostics: diagnostics, usesAnchors: session.usesAnchors)
+            document.devices = session.streamedDevices
+            return document
         }
     }
 }
@@ -34,6 +50,15 @@ package struct YAMLDocument: Sendable {
     package var root: YAMLNode?
     package var diagnostics: [Diagnostic]
     package var usesAnchors: Bool
+    /// The top level's `devices`, when they were read as they streamed by (their node in `root` is then an
+    /// empty mapping at the same place).
+    var devices: StreamedDevices?
+}
+
+/// What `DeviceEntryStream` read: the devices as written, and their positions in name order.
+struct StreamedDevices: Sendable {
+    var decoded: [ManifestDecoder.DecodedDevice]
+    var order: [Int]
 }
 
 private struct EventSession {
@@ -56,10 +81,16 @@ private struct EventSession {
     }
 
     static let maximumDepth = 256
-    static let maximumScalarBytes = 64 * 1024
+    static let maximumScalarBytes = YAMLReader.maximumScalarBytes
 
     let file: String
     let nodeBudget: Int
+    let streamsDevices: Bool
+    /// The top level's `devices:` while it streams by.
+    var deviceStream: DeviceEntryStream?
+    var streamedDevices: StreamedDevices?
+    /// The stream met what it does not read: the session stopped, and the reader starts over without it.
+    var unusual = false
     var stack: [Frame] = []
     var anchors: [String: YAMLNode] = [:]
     var root: YAMLNode?
@@ -68,9 +99,10 @@ private struct EventSession {
     var diagnostics: [Diagnostic] = []
     var usesAnchors = false
 
-    init(file: String, nodeBudget: Int) {
+    init(file: String, nodeBudget: Int, streamsDevices: Bool) {
         self.file = file
         self.nodeBudget = nodeBudget
+        self.streamsDevices = streamsDevices
     }
 
     func location(_ mark: yaml_mark_t) -> SourceLocation {
@@ -95,7 +127,7 @@ private struct EventSession {
                 return (nil, diagnostics)
             }
             let done = event.type == YAML_STREAM_END_EVENT
-            let keepGoing = handle(&event)
+            let keepGoing = deviceStream == nil ? handle(&event) : stream(event)
             yaml_event_delete(&event)
             if done || !keepGoing { break }
         }
@@ -175,6 +207,17 @@ private struct EventSession {
                 return false
             }
             let isMapping = event.type == YAML_MAPPING_START_EVENT
+            if isMapping, streamsDevices, stack.count == 1, let top = stack.last, top.isMapping, let key = top.pendingKey,
+                key.scalar == "devices"
+            {
+                // A second `devices` is a duplicate key, and an anchored mapping could be an alias's: both for the tree.
+                guard streamedDevices == nil, event.data.mapping_start.anchor == nil, event.data.mapping_start.tag == nil else {
+                    unusual = true
+                    return false
+                }
+                deviceStream = DeviceEntryStream(file: file, start: at)
+                return true
+            }
             let anchor = isMapping ? Self.string(event.data.mapping_start.anchor) : Self.string(event.data.sequence_start.anchor)
             stack.append(Frame(isMapping: isMapping, start: at, anchor: anchor))
         case YAML_SEQUENCE_END_EVENT:
@@ -189,6 +232,31 @@ private struct EventSession {
             break
         }
         return true
+    }
+
+    /// One event of the top level's `devices:`; at its end, an empty mapping stands in for it in the tree.
+    mutating func stream(_ event: yaml_event_t) -> Bool {
+        if event.type == YAML_SCALAR_EVENT {
+            expanded += 1
+            // Over the budget, the tree says so.
+            if expanded > nodeBudget {
+                unusual = true
+                return false
+            }
+        }
+        // Changed where it lies: a copy taken out and put back was most of the stream's cost.
+        switch deviceStream?.take(event) {
+        case .more?:
+            return true
+        case .unusual?, nil:
+            unusual = true
+            return false
+        case .finished?:
+            guard let devices = deviceStream else { return false }
+            deviceStream = nil
+            streamedDevices = StreamedDevices(decoded: devices.devices, order: devices.order)
+            return emit(YAMLNode(.mapping([]), at: devices.start, weight: devices.weight), anchor: nil, counted: true)
+        }
     }
 
     /// Attaches a finished node to its parent. `counted` nodes already added themselves to the budget as

@@ -1,0 +1,121 @@
+import CYAML
+import FCMCore
+
+/// A file's `devices:` read straight from libyaml's events, without a node for every scalar and mapping: a
+/// fleet's manifests are mostly devices, and building their tree and then decoding it was most of the cost of
+/// loading them (a reference count, an allocation or two per node).
+///
+/// Only the shape that needs no diagnostic is read here: `name: {token|fid: text, labels: {key: text, …}}`.
+/// Anything else (an anchor or an alias, a tag on a collection, a merge key, a key or a name written twice, a
+/// null, an unknown key, a list, an empty name, both or neither of token and fid) is `unusual`, and the reader
+/// reads the whole file again the ordinary way, which reports every problem where it always did.
+struct DeviceEntryStream {
+    enum Outcome {
+        case more
+        case finished
+        case unusual
+    }
+
+    private enum Expecting {
+        case name, device, field
+        case id(Registration.Kind)
+        case labels, labelKey
+        case labelValue(String)
+    }
+
+    let file: String
+    /// Where the `devices` mapping starts: the location of the node that stands in for it in the tree.
+    let start: SourceLocation
+    private(set) var devices: [ManifestDecoder.DecodedDevice] = []
+    /// `devices` in name order, once the mapping has ended.
+    private(set) var order: [Int] = []
+    private var expecting = Expecting.name
+    private var current: ManifestDecoder.DecodedDevice?
+    /// The device's fields seen so far: 1 token, 2 fid, 4 labels.
+    private var fields = 0
+    /// The nodes the tree would have held for the mapping, itself included (what an alias of it would weigh).
+    private(set) var weight = 1
+
+    /// More labels than this in one device are left to the ordinary reader, which checks their keys through a
+    /// dictionary rather than pair by pair.
+    static let maximumLabels = 8
+
+    init(file: String, start: SourceLocation) {
+        self.file = file
+        self.start = start
+    }
+
+    mutating func take(_ event: yaml_event_t) -> Outcome {
+        if event.type == YAML_SCALAR_EVENT || event.type == YAML_MAPPING_START_EVENT { weight += 1 }
+        switch (expecting, event.type) {
+        case (.name, YAML_MAPPING_END_EVENT):
+            return finish()
+        case (.name, YAML_SCALAR_EVENT):
+            guard let (name, plain) = Self.text(of: event), !name.isEmpty, !(plain && name == "<<") else { return .unusual }
+            current = ManifestDecoder.DecodedDevice(name: name, registration: nil, kind: .token, labels: [], location: location(event))
+            fields = 0
+            expecting = .device
+        case (.device, YAML_MAPPING_START_EVENT), (.labels, YAML_MAPPING_START_EVENT):
+            let start = event.data.mapping_start
+            guard start.anchor == nil, start.tag == nil else { return .unusual }
+            if case .labels = expecting { expecting = .labelKey } else { expecting = .field }
+        case (.field, YAML_SCALAR_EVENT):
+            guard let (key, _) = Self.text(of: event) else { return .unusual }
+            let field =
+                switch key {
+                case "token": 1
+                case "fid": 2
+                case "labels": 4
+                default: 0
+                }
+            // An unknown key, one written twice, or a token beside a fid: each is a diagnostic of its own.
+            guard field != 0, fields & field == 0, field == 4 || fields & 3 == 0 else { return .unusual }
+            fields |= field
+            expecting = field == 4 ? .labels : .id(field == 1 ? .token : .fid)
+        case (.field, YAML_MAPPING_END_EVENT):
+            guard fields & 3 != 0, let device = current else { return .unusual }
+            devices.append(device)
+            expecting = .name
+        case (.id(let kind), YAML_SCALAR_EVENT):
+            guard let (text, plain) = Self.text(of: event), !YAMLNode.isNull(text, plain: plain) else { return .unusual }
+            let written = location(event)
+            current?.kind = kind
+            current?.registration = Located(text, at: written)
+            expecting = .field
+        case (.labelKey, YAML_SCALAR_EVENT):
+            guard let (key, plain) = Self.text(of: event), !(plain && key == "<<"), let labels = current?.labels,
+                labels.count < Self.maximumLabels, !labels.contains(where: { $0.key == key })
+            else { return .unusual }
+            expecting = .labelValue(key)
+        case (.labelKey, YAML_MAPPING_END_EVENT):
+            expecting = .field
+        case (.labelValue(let key), YAML_SCALAR_EVENT):
+            guard let (text, plain) = Self.text(of: event), !YAMLNode.isNull(text, plain: plain) else { return .unusual }
+            current?.labels.append((key, text))
+            expecting = .labelKey
+        default:
+            return .unusual
+        }
+        return .more
+    }
+
+    /// A name written twice is a diagnostic too; the devices are put in name order here, which finds it.
+    private mutating func finish() -> Outcome {
+        order = ManifestDecoder.nameOrder(devices)
+        for rank in order.indices.dropFirst() where devices[order[rank - 1]].name == devices[order[rank]].name { return .unusual }
+        return .finished
+    }
+
+    private func location(_ event: yaml_event_t) -> SourceLocation {
+        SourceLocation(file: file, line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
+    }
+
+    /// A scalar's text and whether it is plain (untagged), as `YAMLNode` has it; nil for an anchored or an
+    /// oversized one, which the ordinary reader handles.
+    static func text(of event: yaml_event_t) -> (String, plain: Bool)? {
+        let scalar = event.data.scalar
+        guard scalar.anchor == nil, scalar.length <= YAMLReader.maximumScalarBytes else { return nil }
+        let text = scalar.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: scalar.length), as: UTF8.self) } ?? ""
+        return (text, scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil)
+    }
+}
