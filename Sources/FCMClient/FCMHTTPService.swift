@@ -350,28 +350,26 @@ package struct FCMHTTPService: FCMService {
     /// (delete), written in one allocation straight from where the registration is kept: an apply builds one per
     /// change, and building it from interpolated pieces cost a string apiece.
     func subscriptionURL(_ change: SubscriptionChange) -> String {
-        let topic = URLComponentEncoder.encode(change.topic)
+        var topic = URLComponentEncoder.encode(change.topic)
         let middle: StaticString = change.action == .subscribe ? "/topicSubscriptions?topicName=" : "/topicSubscriptions/"
         let end: StaticString = change.action == .subscribe ? "" : "?allowMissing=true"
-        return change.registration.withUTF8 { registration in
-            var prefix = registrationsPrefix
-            var topic = topic
-            return prefix.withUTF8 { prefix in
-                topic.withUTF8 { topic in
-                    // Room for every byte of the registration escaped: one pass over it, not a count and a copy.
-                    let capacity = prefix.count + 3 * registration.count + middle.utf8CodeUnitCount + topic.count + end.utf8CodeUnitCount
-                    return String(unsafeUninitializedCapacity: capacity) { out in
-                        func copy(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
-                            guard let base = bytes.baseAddress, !bytes.isEmpty else { return index }
-                            (out.baseAddress! + index).update(from: base, count: bytes.count)
-                            return index + bytes.count
-                        }
-                        var index = copy(prefix, at: 0)
-                        index = URLComponentEncoder.encode(registration, into: out, at: index)
-                        index = copy(UnsafeBufferPointer(start: middle.utf8Start, count: middle.utf8CodeUnitCount), at: index)
-                        index = copy(topic, at: index)
-                        return copy(UnsafeBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount), at: index)
+        let registration = change.registration
+        var prefix = registrationsPrefix
+        return prefix.withUTF8 { prefix in
+            topic.withUTF8 { topic in
+                // Room for every byte of the registration escaped: one pass over it, not a count and a copy.
+                let capacity = prefix.count + 3 * registration.utf8Count + middle.utf8CodeUnitCount + topic.count + end.utf8CodeUnitCount
+                return String(unsafeUninitializedCapacity: capacity) { out in
+                    func copy(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+                        guard let base = bytes.baseAddress, !bytes.isEmpty else { return index }
+                        (out.baseAddress! + index).update(from: base, count: bytes.count)
+                        return index + bytes.count
                     }
+                    var index = copy(prefix, at: 0)
+                    index = registration.writeURLComponent(into: out, at: index)
+                    index = copy(UnsafeBufferPointer(start: middle.utf8Start, count: middle.utf8CodeUnitCount), at: index)
+                    index = copy(topic, at: index)
+                    return copy(UnsafeBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount), at: index)
                 }
             }
         }

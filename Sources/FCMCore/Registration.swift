@@ -22,6 +22,12 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
     /// The length of the text in UTF-8 bytes, known without reading it.
     package var utf8Count: Int { RegistrationTable.shared.utf8Count(handle) }
 
+    /// Writes the text percent-encoded as a URL path segment at `out[index...]` (room for three bytes a character);
+    /// returns the index after it.
+    package func writeURLComponent(into out: UnsafeMutableBufferPointer<UInt8>, at index: Int) -> Int {
+        RegistrationTable.shared.writeURLComponent(handle, into: out, at: index)
+    }
+
     package init(value: String, kind: Kind) {
         var value = value
         handle = value.withUTF8 { RegistrationTable.shared.intern(UnsafeRawBufferPointer($0), kind) }
@@ -234,6 +240,23 @@ package final class RegistrationTable: @unchecked Sendable {
             RegistrationPacking.unpack(bytes.baseAddress!, characters: found.count, into: text.baseAddress!)
             return try body(UnsafeBufferPointer(text))
         }
+    }
+
+    /// Packed text is the base64url alphabet, which needs no escaping, and one ':' at most: it is unpacked straight
+    /// into the URL, without a copy of the text to escape byte by byte (every request's URL holds one).
+    func writeURLComponent(_ handle: UInt32, into out: UnsafeMutableBufferPointer<UInt8>, at index: Int) -> Int {
+        let found = record(handle)
+        let bytes = stored(found)
+        guard found.packed else { return URLComponentEncoder.encode(bytes, into: out, at: index) }
+        let start = out.baseAddress! + index
+        RegistrationPacking.unpack(bytes.baseAddress!, characters: found.count, into: start)
+        let colon = Int(bytes[0]) - 1
+        guard colon >= 0 else { return index + found.count }
+        memmove(start + colon + 3, start + colon + 1, found.count - colon - 1)
+        start[colon] = UInt8(ascii: "%")
+        start[colon + 1] = UInt8(ascii: "3")
+        start[colon + 2] = UInt8(ascii: "A")
+        return index + found.count + 2
     }
 
     func value(_ handle: UInt32) -> String {

@@ -52,7 +52,7 @@ struct DeviceEntryStream {
             return finish()
         case (.name, YAML_SCALAR_EVENT):
             guard let (name, plain) = Self.text(of: event), !name.isEmpty, !(plain && name == "<<") else { return .unusual }
-            current = ManifestDecoder.DecodedDevice(name: name, registration: nil, kind: .token, labels: [], location: location(event))
+            current = ManifestDecoder.DecodedDevice(name: name, registration: nil, labels: [], location: location(event))
             fields = 0
             expecting = .device
         case (.device, YAML_MAPPING_START_EVENT), (.labels, YAML_MAPPING_START_EVENT):
@@ -77,10 +77,14 @@ struct DeviceEntryStream {
             devices.append(device)
             expecting = .name
         case (.id(let kind), YAML_SCALAR_EVENT):
-            guard let (text, plain) = Self.text(of: event), !YAMLNode.isNull(text, plain: plain) else { return .unusual }
+            // Interned from libyaml's buffer: no String is made for it.
+            let scalar = event.data.scalar
+            guard scalar.anchor == nil, scalar.length <= YAMLReader.maximumScalarBytes, let value = scalar.value,
+                !Self.isNull(UnsafeBufferPointer(start: value, count: scalar.length), plain: Self.isPlain(scalar))
+            else { return .unusual }
+            let registration = Registration(utf8: UnsafeRawBufferPointer(start: value, count: scalar.length), kind: kind)
             let written = location(event)
-            current?.kind = kind
-            current?.registration = Located(text, at: written)
+            current?.registration = Located(registration, at: written)
             expecting = .field
         case (.labelKey, YAML_SCALAR_EVENT):
             guard let (key, plain) = Self.text(of: event), !(plain && key == "<<"), let labels = current?.labels,
@@ -116,6 +120,15 @@ struct DeviceEntryStream {
         let scalar = event.data.scalar
         guard scalar.anchor == nil, scalar.length <= YAMLReader.maximumScalarBytes else { return nil }
         let text = scalar.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: scalar.length), as: UTF8.self) } ?? ""
-        return (text, scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil)
+        return (text, isPlain(scalar))
+    }
+
+    static func isPlain(_ scalar: yaml_event_t.__Unnamed_union_data.__Unnamed_struct_scalar) -> Bool {
+        scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil
+    }
+
+    /// `YAMLNode.isNull` on bytes.
+    static func isNull(_ bytes: UnsafeBufferPointer<UInt8>, plain: Bool) -> Bool {
+        plain && (bytes.isEmpty || bytes.elementsEqual("~".utf8) || bytes.elementsEqual("null".utf8))
     }
 }

@@ -124,7 +124,7 @@ struct ManifestDecoder {
             if rank + 1 < order.count && decoded[order[rank + 1]].name == decoded[index].name { continue }
             let device = decoded[index]
             let taken = table.append(
-                name: device.name, registration: device.registration.map { Registration(value: $0.value, kind: device.kind) },
+                name: device.name, registration: device.registration?.value,
                 labels: device.labels, file: device.location.file, line: device.location.line, column: device.location.column)
             if taken == nil, let written = device.registration?.location { table.setRegistrationLocation(written, at: table.count - 1) }
         }
@@ -133,14 +133,13 @@ struct ManifestDecoder {
 
     struct DecodedDevice {
         var name: String
-        var registration: Located<String>?
-        var kind: Registration.Kind
+        var registration: Located<Registration>?
         var labels: [(key: String, value: String)]
         var location: SourceLocation
     }
 
     mutating func device(_ name: String, _ node: YAMLNode, at location: SourceLocation) -> DecodedDevice {
-        var device = DecodedDevice(name: name, registration: nil, kind: .token, labels: [], location: location)
+        var device = DecodedDevice(name: name, registration: nil, labels: [], location: location)
         let errorsBefore = diagnostics.count
         var ids = 0
         var id: (kind: Registration.Kind, node: YAMLNode)?
@@ -157,8 +156,7 @@ struct ManifestDecoder {
                 diagnostics.append(.error("device/\(name) needs exactly one of 'token' or 'fid'", at: location))
             }
         } else if let id, let text = string(id.node, what: "device/\(name) \(id.kind.rawValue)") {
-            device.kind = id.kind
-            device.registration = Located(text, at: id.node.location)
+            device.registration = Located(Registration(value: text, kind: id.kind), at: id.node.location)
         }
         return device
     }

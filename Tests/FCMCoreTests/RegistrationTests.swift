@@ -140,4 +140,33 @@ import Testing
             }
         }
     }
+
+    /// Packed registrations are unpacked straight into the URL; the result must be what escaping their text gives,
+    /// wherever the ':' is (or with none), at every length packing handles, and for text kept as it is.
+    @Test func urlComponentsMatchEscapingTheText() {
+        let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+        var state: UInt64 = 35
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var values = ["short", "a:b", ":APA91bHunvmxsRK5jPbx", "APA91bHunvmxsRK5jPbx:", "c1:é:APA91b", "two:colons:APA91bxyz", "with space:APA91b"]
+        for length in [8, 9, 10, 11, 12, 63, 64, 65, 163, 254, 255, 256, 300, 4096] {
+            for colon in [-1, 0, 1, length / 2, min(length - 1, 254), length - 1] {
+                var bytes = (0..<length).map { _ in alphabet[next(64)] }
+                if colon >= 0 { bytes[colon] = UInt8(ascii: ":") }
+                values.append(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        for value in values {
+            for kind in [Registration.Kind.token, .fid] {
+                let registration = Registration(value: value, kind: kind)
+                let written = [UInt8](unsafeUninitializedCapacity: 3 * value.utf8.count + 2) { out, count in
+                    out[0] = UInt8(ascii: "/")
+                    count = registration.writeURLComponent(into: out, at: 1)
+                }
+                #expect(String(decoding: written, as: UTF8.self) == "/" + URLComponentEncoder.encode(value), "\(value.prefix(40))")
+            }
+        }
+    }
 }
