@@ -15,7 +15,7 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
     }
 
     /// The registration's place in `RegistrationTable.shared`.
-    private let handle: UInt32
+    fileprivate let handle: UInt32
 
     package var value: String { RegistrationTable.shared.value(handle) }
     package var kind: Kind { RegistrationTable.shared.kind(handle) }
@@ -122,6 +122,19 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
         default:
             return false
         }
+    }
+}
+
+extension Sequence where Element == Registration {
+    /// The registrations in text order, as `sorted()` by `<` gives them: by a key of each one's first 8 bytes
+    /// first, so most comparisons are of two integers and not of two texts (a plan of 20,000 additions sorted
+    /// them through `<` in 2 % of its time). Chosen over the standard `sorted()` wherever the elements are known
+    /// to be registrations.
+    package func sorted() -> [Registration] {
+        let table = RegistrationTable.shared
+        var keyed = map { (key: table.orderKey($0.handle), registration: $0) }
+        keyed.sort { $0.key != $1.key ? $0.key < $1.key : $0.registration < $1.registration }
+        return keyed.map(\.registration)
     }
 }
 
@@ -257,6 +270,32 @@ package final class RegistrationTable: @unchecked Sendable {
         start[colon + 1] = UInt8(ascii: "3")
         start[colon + 2] = UInt8(ascii: "A")
         return index + found.count + 2
+    }
+
+    /// The text's first 8 bytes, big-endian (zeros past its end): a key whose order agrees with the text's,
+    /// so a sort compares keys and reads the texts only where keys tie. Packed text is unpacked for these 8 only.
+    func orderKey(_ handle: UInt32) -> UInt64 {
+        let found = record(handle)
+        let bytes = stored(found)
+        let prefix = min(8, found.count)
+        var key: UInt64 = 0
+        guard found.packed else {
+            for index in 0..<prefix { key |= UInt64(bytes[index]) << UInt64(56 - 8 * index) }
+            return key
+        }
+        let colon = Int(bytes[0]) - 1
+        for index in 0..<prefix {
+            var byte = UInt8(ascii: ":")
+            if index != colon {
+                // The coded characters are one big-endian stream of 6-bit codes after the head byte.
+                let bit = 6 * (colon >= 0 && index > colon ? index - 1 : index)
+                let at = 1 + bit >> 3
+                let pair = UInt32(bytes[at]) << 8 | (at + 1 < bytes.count ? UInt32(bytes[at + 1]) : 0)
+                byte = RegistrationPacking.characters[Int((pair >> UInt32(10 - bit & 7)) & 0x3F)]
+            }
+            key |= UInt64(byte) << UInt64(56 - 8 * index)
+        }
+        return key
     }
 
     func value(_ handle: UInt32) -> String {

@@ -170,3 +170,30 @@ import Testing
         }
     }
 }
+
+/// `sorted()` of registrations compares keys of their first bytes first; it must give exactly what `<` does.
+@Suite struct RegistrationOrderTests {
+    @Test func sortingByKeysGivesTheOrderOfTheTexts() {
+        let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+        var state: UInt64 = 7
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var values = ["", "a", "ab", "ab\u{0}", "ab\u{0}x", "abc:", ":abc", "é", "c1:APA91b", "c1:APA91", "c1:APA91bb", "c1;APA91b", "zzzzzzzzzz"]
+        // Shared prefixes of every length around the 8 the key holds, packed (base64url with or without one ':')
+        // and not (another byte in it), with the ':' before, inside and after the key's bytes.
+        for _ in 0..<400 {
+            let length = [1, 7, 8, 9, 12, 40, 163][next(7)]
+            var bytes = (0..<length).map { _ in alphabet[next(4)] }
+            if next(2) == 0 { bytes[next(length)] = UInt8(ascii: ":") }
+            if next(8) == 0 { bytes[next(length)] = UInt8(ascii: "+") }
+            values.append(String(decoding: bytes, as: UTF8.self))
+        }
+        let registrations = Set(values.flatMap { [Registration(value: $0, kind: .token), Registration(value: $0, kind: .fid)] })
+        let expected = registrations.sorted(by: <)
+        #expect(registrations.sorted() == expected)
+        #expect(Array(registrations).sorted() == expected)
+        #expect(expected.count == Set(values).count * 2)
+    }
+}
