@@ -128,8 +128,11 @@ package struct AppliedDeclarations: Hashable, Sendable {
         return text.withUTF8(fnv)
     }
 
-    /// The fingerprint key of a registration: `fnv` of its text, read where the table keeps it.
-    package static func fnv(_ registration: Registration) -> UInt64 { registration.withUTF8(fnv) }
+    /// The fingerprint key of a registration: `fnv` of its text, read where the table keeps it, once
+    /// (`FingerprintMemo`).
+    package static func fnv(_ registration: Registration) -> UInt64 {
+        FingerprintMemo.shared.key(registration.ordinal) { registration.withUTF8(fnv) }
+    }
 
     static func fnv(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
