@@ -8,15 +8,23 @@ import Testing
         var computed = 0
         for ordinal: UInt32 in [0, 1, 65_535, 65_536, 1 << 20] {
             for _ in 0..<3 {
-                #expect(memo.key(ordinal) { computed += 1; return UInt64(ordinal) &* 31 &+ 7 } == UInt64(ordinal) &* 31 &+ 7)
+                let key = memo.key(ordinal) {
+                    computed += 1
+                    return UInt64(ordinal) &* 31 &+ 7
+                }
+                #expect(key == UInt64(ordinal) &* 31 &+ 7)
             }
         }
         #expect(computed == 5)
         // 0 marks "not kept": a key of 0 is computed each time, and past the directory nothing is kept.
         var zeros = 0
-        for _ in 0..<3 { #expect(memo.key(9) { zeros += 1; return 0 } == 0) }
+        func counted(_ value: UInt64) -> UInt64 {
+            zeros += 1
+            return value
+        }
+        for _ in 0..<3 { #expect(memo.key(9) { counted(0) } == 0) }
         let far = UInt32(FingerprintMemo.chunkCount << FingerprintMemo.chunkShift)
-        for _ in 0..<3 { #expect(memo.key(far) { zeros += 1; return 5 } == 5) }
+        for _ in 0..<3 { #expect(memo.key(far) { counted(5) } == 5) }
         #expect(zeros == 6)
     }
 
