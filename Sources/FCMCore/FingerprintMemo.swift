@@ -23,6 +23,16 @@ final class FingerprintMemo: @unchecked Sendable {
         for index in 0..<Self.chunkCount { (directory + index).initialize(to: Atomic(nil)) }
     }
 
+    deinit {
+        for index in 0..<Self.chunkCount {
+            guard let chunk = directory[index].load(ordering: .acquiring) else { continue }
+            chunk.deinitialize(count: Self.chunkSize)
+            chunk.deallocate()
+        }
+        directory.deinitialize(count: Self.chunkCount)
+        directory.deallocate()
+    }
+
     /// The key of the registration numbered `ordinal`; `compute` runs when none is kept (0 is never kept, so a key
     /// that happens to be 0 is computed each time).
     func key(_ ordinal: UInt32, compute: () -> UInt64) -> UInt64 {

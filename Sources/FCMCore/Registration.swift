@@ -41,6 +41,8 @@ package struct Registration: Hashable, Comparable, Sendable, CustomStringConvert
     /// The registration with this one's text and `kind`, if the process has met it: none is made.
     package func asKind(_ kind: Kind) -> Registration? {
         if kind == self.kind { return self }
+        // No registration of that kind exists: none with this text either, and its text need not be hashed.
+        guard RegistrationTable.shared.hasMet(kind) else { return nil }
         return withUTF8 { RegistrationTable.shared.existing(UnsafeRawBufferPointer($0), kind) }.map(Registration.init(handle:))
     }
 
@@ -208,6 +210,11 @@ package final class RegistrationTable: @unchecked Sendable {
     private let records: UnsafeMutablePointer<UnsafeMutablePointer<Record>?>
     private let arena: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
     private let interning = Mutex(Interning())
+    /// The kinds interned so far (1: a token, 2: a FID): a fleet of tokens alone has no FID to look up.
+    private let kindsMet = Atomic<UInt8>(0)
+
+    /// Whether a registration of `kind` was ever interned in this process.
+    func hasMet(_ kind: Registration.Kind) -> Bool { kindsMet.load(ordering: .relaxed) & (kind == .fid ? 2 : 1) != 0 }
 
     /// What only the lock's holder touches.
     struct Interning: @unchecked Sendable {
@@ -411,6 +418,7 @@ package final class RegistrationTable: @unchecked Sendable {
                 to: Record(chunk: chunk, offset: offset, kind: kind, packed: form.packed, count: count))
             state.slots[position] = handle + 1
             state.count += 1
+            kindsMet.bitwiseOr(kind == .fid ? 2 : 1, ordering: .relaxed)
             if state.count * 10 > (state.mask + 1) * 7 { grow(&state) }
             return handle
         }

@@ -23,7 +23,12 @@ struct ManifestDecoder {
             case "project": manifest.project = project(value, at: keyNode.location)
             case "state": manifest.state = state(value, at: keyNode.location)
             case "defaults": manifest.defaults = defaults(value, at: keyNode.location)
-            case "devices": manifest.devices = streamedDevices.map { Self.table($0.decoded, order: $0.order) } ?? devices(value)
+            case "devices":
+                if let streamed = streamedDevices, streamed.whole {
+                    manifest.devices = Self.table(streamed.decoded, order: streamed.order)
+                } else {
+                    manifest.devices = devices(value, streamed: streamedDevices?.decoded ?? [])
+                }
             case "deviceFiles": manifest.deviceFiles = deviceFiles(value)
             case "groups": manifest.groups = named(value, what: "groups") { $0.group($1, $2, at: $3) }
             default: manifest.topics = named(value, what: "topics") { $0.topic($1, $2, at: $3) }
@@ -99,10 +104,15 @@ struct ManifestDecoder {
     /// order (so the table's label sets are numbered as they always were, and the merged table of files that
     /// follow one another in name order needs no sorting); a name written twice keeps its last definition, as a
     /// dictionary would.
-    mutating func devices(_ node: YAMLNode) -> DeviceTable {
+    /// `streamed`: the devices of the node's first pairs, as the reader read them (`StreamedDevices.whole` false).
+    mutating func devices(_ node: YAMLNode, streamed: [DecodedDevice] = []) -> DeviceTable {
         var decoded: [DecodedDevice] = []
         if case .mapping(let pairs) = node.value { decoded.reserveCapacity(pairs.count) }
         forEachField(node, of: "devices", known: nil) { decoder, name, keyNode, value in
+            if decoded.count < streamed.count, streamed[decoded.count].name == name {
+                decoded.append(streamed[decoded.count])
+                return
+            }
             if name.isEmpty {
                 decoder.error("devices: a name must not be empty", at: keyNode)
                 return

@@ -29,16 +29,13 @@ package struct YAMLReader {
         return (document.root, document.diagnostics)
     }
 
-    /// Like `read`, and also says whether anchors or aliases were used (expanded nodes lose that fact).
+    /// The document's tree and problems, whether anchors or aliases were used (expanded nodes lose that fact),
+    /// and, with `streamsDevices`, the top level's devices read as they streamed by (their node in the tree is then
+    /// an empty mapping).
     package func readDocument(_ bytes: [UInt8], file: String) -> YAMLDocument {
         bytes.withUnsafeBufferPointer { buffer in
             var session = EventSession(file: file, nodeBudget: nodeBudget, streamsDevices: streamsDevices)
-            var (root, diagnostics) = session.run(buffer)
-            if session.unusual {
-                // Devices the stream does not read: the whole file again, as a tree, for its diagnostics.
-                session = EventSession(file: file, nodeBudget: nodeBudget, streamsDevices: false)
-                (root, diagnostics) = session.run(buffer)
-            }
+            let (root, diagnostics) = session.run(buffer)
             var document = YAMLDocument(root: root, diagnostics: diagnostics, usesAnchors: session.usesAnchors)
             document.devices = session.streamedDevices
             return document
@@ -55,10 +52,13 @@ package struct YAMLDocument: Sendable {
     var devices: StreamedDevices?
 }
 
-/// What `DeviceEntryStream` read: the devices as written, and their positions in name order.
+/// What `DeviceEntryStream` read: the devices as written, and their positions in name order. When the tree took
+/// over (`whole` false), they are the first pairs of the `devices` node, each standing there as its name and an
+/// empty mapping, and `order` is empty.
 struct StreamedDevices: Sendable {
     var decoded: [ManifestDecoder.DecodedDevice]
     var order: [Int]
+    var whole = true
 }
 
 private struct EventSession {
@@ -89,8 +89,6 @@ private struct EventSession {
     /// The top level's `devices:` while it streams by.
     var deviceStream: DeviceEntryStream?
     var streamedDevices: StreamedDevices?
-    /// The stream met what it does not read: the session stopped, and the reader starts over without it.
-    var unusual = false
     var stack: [Frame] = []
     var anchors: [String: YAMLNode] = [:]
     var root: YAMLNode?
@@ -127,7 +125,7 @@ private struct EventSession {
                 return (nil, diagnostics)
             }
             let done = event.type == YAML_STREAM_END_EVENT
-            let keepGoing = deviceStream == nil ? handle(&event) : stream(event)
+            let keepGoing = deviceStream == nil ? handle(&event) : stream(&event)
             yaml_event_delete(&event)
             if done || !keepGoing { break }
         }
@@ -207,14 +205,10 @@ private struct EventSession {
                 return false
             }
             let isMapping = event.type == YAML_MAPPING_START_EVENT
-            if isMapping, streamsDevices, stack.count == 1, let top = stack.last, top.isMapping, let key = top.pendingKey,
-                key.scalar == "devices"
+            // A second `devices` is a duplicate key, and an anchored mapping could be an alias's: both for the tree.
+            if isMapping, streamsDevices, streamedDevices == nil, stack.count == 1, let top = stack.last, top.isMapping,
+                top.pendingKey?.scalar == "devices", event.data.mapping_start.anchor == nil, event.data.mapping_start.tag == nil
             {
-                // A second `devices` is a duplicate key, and an anchored mapping could be an alias's: both for the tree.
-                guard streamedDevices == nil, event.data.mapping_start.anchor == nil, event.data.mapping_start.tag == nil else {
-                    unusual = true
-                    return false
-                }
                 deviceStream = DeviceEntryStream(file: file, start: at)
                 return true
             }
@@ -234,28 +228,77 @@ private struct EventSession {
         return true
     }
 
-    /// One event of the top level's `devices:`; at its end, an empty mapping stands in for it in the tree.
-    mutating func stream(_ event: yaml_event_t) -> Bool {
-        if event.type == YAML_SCALAR_EVENT {
-            expanded += 1
-            // Over the budget, the tree says so.
-            if expanded > nodeBudget {
-                unusual = true
-                return false
-            }
-        }
-        // Changed where it lies: a copy taken out and put back was most of the stream's cost.
-        switch deviceStream?.take(event) {
+    /// One event of the top level's `devices:`; at its end, an empty mapping stands in for it in the tree. An event
+    /// the stream does not read hands the devices over to the tree, which goes on from that event.
+    mutating func stream(_ event: inout yaml_event_t) -> Bool {
+        let scalar = event.type == YAML_SCALAR_EVENT
+        // Over the budget, the tree says so: it counts this scalar itself.
+        let outcome = scalar && expanded + 1 > nodeBudget ? .unusual : deviceStream?.take(event)
+        switch outcome {
         case .more?:
+            if scalar { expanded += 1 }
             return true
         case .unusual?, nil:
-            unusual = true
-            return false
+            takeOver()
+            return handle(&event)
         case .finished?:
+            // Changed where it lies (`deviceStream?.take`): a copy taken out and put back was most of the stream's cost.
             guard let devices = deviceStream else { return false }
             deviceStream = nil
             streamedDevices = StreamedDevices(decoded: devices.devices, order: devices.order)
             return emit(YAMLNode(.mapping([]), at: devices.start, weight: devices.weight), anchor: nil, counted: true)
+        }
+    }
+
+    /// The tree of what the stream read, built as the events would have built it: the devices read whole, then the
+    /// one being read, up to the event the stream stopped at. Their scalars are in the budget already.
+    ///
+    /// A device read whole met no diagnostic: in the tree it is its name (the `devices` mapping checks names for
+    /// twins) and an empty mapping, and the decoder takes it as the stream read it (`StreamedDevices.whole` false),
+    /// so a late surprise costs the devices before it no second reading. The device being read is rebuilt event by
+    /// event, places included: the tree goes on inside it, and may report a key of it written twice.
+    mutating func takeOver() {
+        guard let devices = deviceStream else { return }
+        deviceStream = nil
+        func place(_ line: Int, _ column: Int) -> SourceLocation { SourceLocation(file: file, line: line, column: column) }
+        // The stream refuses every null and every plain `<<` it meets: text that reads as either was quoted.
+        func scalar(_ text: String, at location: SourceLocation) {
+            let looksSpecial = text == "<<" || YAMLNode.isNull(text, plain: true)
+            _ = emit(YAMLNode(.scalar(text, plain: !looksSpecial), at: location), anchor: nil, counted: true)
+        }
+        func open(at location: SourceLocation) { stack.append(Frame(isMapping: true, start: location, anchor: nil)) }
+        func close() {
+            guard let frame = stack.popLast() else { return }
+            _ = emit(YAMLNode(.mapping(frame.pairs), at: frame.start, weight: frame.weight), anchor: nil, counted: true)
+        }
+        open(at: devices.start)
+        for device in devices.devices {
+            scalar(device.name, at: device.location)
+            open(at: device.location)
+            close()
+        }
+        streamedDevices = StreamedDevices(decoded: devices.devices, order: [], whole: false)
+        guard let current = devices.current else { return }
+        var labels = current.labels.makeIterator()
+        var pendingLabel: (key: String, value: String)?
+        for (role, at) in zip(devices.roles, devices.places) {
+            let location = place(at.line, at.column)
+            switch role {
+            case .name: scalar(current.name, at: location)
+            case .deviceStart, .labelsStart: open(at: location)
+            case .key(let word): scalar(word, at: location)
+            case .idValue: scalar(current.registration?.value.value ?? "", at: location)
+            case .labelKey:
+                pendingLabel = labels.next()
+                if let pendingLabel {
+                    scalar(pendingLabel.key, at: location)
+                } else if case .labelValue(let key) = devices.expecting {
+                    // The last key read, whose value the stream did not take.
+                    scalar(key, at: location)
+                }
+            case .labelValue: scalar(pendingLabel?.value ?? "", at: location)
+            case .labelsEnd: close()
+            }
         }
     }
 

@@ -42,13 +42,41 @@ import Testing
         ("device a scalar", "devices:\n  a: \(token)a\n"),
         ("device null", "devices:\n  a:\n  b: {token: \(token)b}\n"),
         ("anchored devices", "devices: &all\n  a: {token: \(token)a}\n"),
-        ("devices twice", "devices:\n  a: {token: \(token)a}\ndevices:\n  b: {token: \(token)b}\n"),
         ("tagged device", "devices:\n  a: !!map {token: \(token)a}\n"),
         ("anchored token", "devices:\n  a: {token: &t \(token)a}\n"),
         ("value over 64 KiB", "devices:\n  a: {token: \(String(repeating: "x", count: 70_000))}\n"),
         ("unclosed quote", "devices:\n  a: {token: \"\(token)a}\n  b: {token: x}\n"),
         ("merged devices at the top", "shared: &s {devices: {m: {token: \(token)m}}}\n<<: *s\n"),
     ]
+
+    /// Files whose devices stream until a late device the stream does not read: the tree takes over there, from
+    /// the devices read whole and the one half read.
+    static let takenOver: [(String, String)] = {
+        let before = "devices:\n  d1:\n    token: \(token)1\n    labels: {site: s1, model: \"null\"}\n  '<<':\n    fid: \"~\"\n"
+        return [
+            ("alias in the last device", "anchors: &s {site: s1}\n" + before + "  d3: {token: \(token)3, labels: *s}\n"),
+            ("a label written twice", before + "  d3:\n    token: \(token)3\n    labels:\n      site: s1\n      model: m\n      site: s2\n"),
+            ("a token written twice", before + "  d3:\n    labels: {site: s1}\n    token: \(token)3\n    token: \(token)4\n"),
+            ("a null label", before + "  d3:\n    token: \(token)3\n    labels: {site: s1, model: }\n"),
+            ("a null token", before + "  d3:\n    labels: {a: b}\n    fid:\n"),
+            ("an unknown key", before + "  d3:\n    token: \(token)3\n    tokn: x\n"),
+            ("nine labels", before + "  d3: {token: \(token)3, labels: {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9}}\n"),
+            ("a list of labels", before + "  d3: {token: \(token)3, labels: [a]}\n"),
+            ("a device of nothing", before + "  d3:\n  d4: {token: \(token)4}\n"),
+            ("a name written twice", before + "  d3: {token: \(token)3}\n  d1: {token: \(token)4}\n"),
+            ("a merge key in labels", before + "  d3: {token: \(token)3, labels: {<<: {site: s1}}}\n"),
+            ("a tagged mapping", before + "  d3: !!map {token: \(token)3}\n"),
+            ("devices twice", before + "devices:\n  b: {token: \(token)b}\n"),
+            ("an unclosed flow", before + "  d3: {token: \(token)3, labels: {site: s1}\n"),
+            ("a key that is a list", before + "  ? [a, b]\n  : {token: \(token)3}\n"),
+        ]
+    }()
+
+    @Test(arguments: takenOver)
+    func theTreeTakesOverWhereTheStreamStops(name: String, text: String) throws {
+        let tree = try load(text, streams: false)
+        #expect(try load(text, streams: true) == tree, "\(name)")
+    }
 
     func load(_ text: String, streams: Bool, budget: Int = YAMLReader.defaultNodeBudget) throws -> [String] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcmctl-stream-\(UUID().uuidString)")
@@ -73,7 +101,7 @@ import Testing
 
     func streamed(_ text: String, budget: Int = YAMLReader.defaultNodeBudget) -> Int? {
         let document = YAMLReader(nodeBudget: budget, streamsDevices: true).readDocument(Array((Self.header + text).utf8), file: "fleet.yaml")
-        return document.devices?.decoded.count
+        return document.devices.flatMap { $0.whole ? $0.decoded.count : nil }
     }
 
     @Test(arguments: streamedFiles)
