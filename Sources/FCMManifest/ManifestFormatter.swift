@@ -208,6 +208,9 @@ extension ManifestFormatter {
     /// order-insensitive structure (fmt only reorders keys and set-like lists), so a formatter bug can
     /// never silently change a manifest.
     package static func formatChecked(file: String, bytes: [UInt8], reader: YAMLReader = YAMLReader()) throws -> String {
+        // The formatter writes the tree back: devices read as they stream by would not be in it.
+        var reader = reader
+        reader.streamsDevices = false
         let original = reader.readDocument(bytes, file: file)
         var formatter = try ManifestFormatter(file: file, bytes: bytes, document: original)
         let text = try formatter.format()

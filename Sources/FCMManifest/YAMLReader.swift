@@ -30,8 +30,8 @@ package struct YAMLReader {
     }
 
     /// The document's tree and problems, whether anchors or aliases were used (expanded nodes lose that fact),
-    /// and, with `streamsDevices`, the top level's devices read as they streamed by (their node in the tree is then
-    /// an empty mapping).
+    /// and, with `streamsDevices`, the top level's devices read as they streamed by (`StreamedDevices`: the tree's
+    /// `devices` node then holds an empty mapping, or, where the tree took over, each streamed name paired with one).
     package func readDocument(_ bytes: [UInt8], file: String) -> YAMLDocument {
         bytes.withUnsafeBufferPointer { buffer in
             var session = EventSession(file: file, nodeBudget: nodeBudget, streamsDevices: streamsDevices)
@@ -47,8 +47,8 @@ package struct YAMLDocument: Sendable {
     package var root: YAMLNode?
     package var diagnostics: [Diagnostic]
     package var usesAnchors: Bool
-    /// The top level's `devices`, when they were read as they streamed by (their node in `root` is then an
-    /// empty mapping at the same place).
+    /// The top level's `devices`, when they were read as they streamed by (see `StreamedDevices` for what their
+    /// node in `root` holds).
     var devices: StreamedDevices?
 }
 
@@ -261,7 +261,9 @@ private struct EventSession {
         guard let devices = deviceStream else { return }
         deviceStream = nil
         func place(_ line: Int, _ column: Int) -> SourceLocation { SourceLocation(file: file, line: line, column: column) }
-        // The stream refuses every null and every plain `<<` it meets: text that reads as either was quoted.
+        // The stream refuses a null value and a plain `<<` key, so a value or key whose text reads as one was quoted
+        // (plain `~` or `null` names and label keys are taken, and rebuilt as not plain: only `<<` looks at a key's
+        // style, and only a value's style decides whether it is null).
         func scalar(_ text: String, at location: SourceLocation) {
             let looksSpecial = text == "<<" || YAMLNode.isNull(text, plain: true)
             _ = emit(YAMLNode(.scalar(text, plain: !looksSpecial), at: location), anchor: nil, counted: true)
