@@ -6,9 +6,9 @@ enum RegistrationFormatRule: ManifestRule {
         var diagnostics: [Diagnostic] = []
         let devices = context.manifest.devices.sortedByName()
         for position in 0..<devices.count {
-            // Printable ASCII of a sane length has no problem: no String is made for it.
+            // Printable ASCII of a sane length has no problem, but for '.' and '..': no String is made for it.
             guard let registration = devices.registration(at: position),
-                !registration.isVisibleASCII,
+                !registration.isVisibleASCII || registration.utf8Count <= 2,
                 let problem = Registration.formatProblem(registration.value)
             else { continue }
             diagnostics.append(.error("device/\(devices.name(at: position)): \(problem)", at: devices.registrationLocation(at: position)))

@@ -34,7 +34,14 @@ enum TopicNameRule: ManifestRule {
                 diagnostics.append(
                     .init(.note, "topic '\(topic.name)' is read as '\(name)': the v1 API takes names without '/topics/'", at: topic.location))
             }
-            if !isValid(name) {
+            if name == "." || name == ".." {
+                // FCM's pattern allows it, but the v1 API's delete names the topic in its URL path, where a segment of
+                // dots is a step to another resource (curl, like any URL parser, resolves it before sending).
+                diagnostics.append(
+                    .error(
+                        "topic name '\(name)' cannot be used: the v1 API names the topic in a request's URL path, where '\(name)' "
+                            + "means another path; rename the topic", at: topic.location))
+            } else if !isValid(name) {
                 diagnostics.append(
                     .error(
                         "invalid topic name '\(name)': use 1 to \(maximumLength) characters from "
