@@ -144,16 +144,11 @@ import Testing
     /// Packed registrations are unpacked straight into the URL; the result must be what escaping their text gives,
     /// wherever the ':' is (or with none), at every length packing handles, and for text kept as it is.
     @Test func urlComponentsMatchEscapingTheText() {
-        let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
-        var state: UInt64 = 35
-        func next(_ bound: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(bound))
-        }
+        var draws = Draws(seed: 35)
         var values = ["short", "a:b", ":APA91bHunvmxsRK5jPbx", "APA91bHunvmxsRK5jPbx:", "c1:é:APA91b", "two:colons:APA91bxyz", "with space:APA91b"]
         for length in [8, 9, 10, 11, 12, 63, 64, 65, 163, 254, 255, 256, 300, 4096] {
             for colon in [-1, 0, 1, length / 2, min(length - 1, 254), length - 1] {
-                var bytes = (0..<length).map { _ in alphabet[next(64)] }
+                var bytes = (0..<length).map { _ in Draws.alphabet[draws.next(64)] }
                 if colon >= 0 { bytes[colon] = UInt8(ascii: ":") }
                 values.append(String(decoding: bytes, as: UTF8.self))
             }
@@ -174,20 +169,15 @@ import Testing
 /// `sorted()` of registrations compares keys of their first bytes first; it must give exactly what `<` does.
 @Suite struct RegistrationOrderTests {
     @Test func sortingByKeysGivesTheOrderOfTheTexts() {
-        let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
-        var state: UInt64 = 7
-        func next(_ bound: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(bound))
-        }
+        var draws = Draws(seed: 7)
         var values = ["", "a", "ab", "ab\u{0}", "ab\u{0}x", "abc:", ":abc", "é", "c1:APA91b", "c1:APA91", "c1:APA91bb", "c1;APA91b", "zzzzzzzzzz"]
         // Shared prefixes of every length around the 8 the key holds, packed (base64url with or without one ':')
         // and not (another byte in it), with the ':' before, inside and after the key's bytes.
         for _ in 0..<400 {
-            let length = [1, 7, 8, 9, 12, 40, 163][next(7)]
-            var bytes = (0..<length).map { _ in alphabet[next(4)] }
-            if next(2) == 0 { bytes[next(length)] = UInt8(ascii: ":") }
-            if next(8) == 0 { bytes[next(length)] = UInt8(ascii: "+") }
+            let length = [1, 7, 8, 9, 12, 40, 163][draws.next(7)]
+            var bytes = (0..<length).map { _ in Draws.alphabet[draws.next(4)] }
+            if draws.next(2) == 0 { bytes[draws.next(length)] = UInt8(ascii: ":") }
+            if draws.next(8) == 0 { bytes[draws.next(length)] = UInt8(ascii: "+") }
             values.append(String(decoding: bytes, as: UTF8.self))
         }
         let registrations = Set(values.flatMap { [Registration(value: $0, kind: .token), Registration(value: $0, kind: .fid)] })
@@ -195,5 +185,19 @@ import Testing
         #expect(registrations.sorted() == expected)
         #expect(Array(registrations).sorted() == expected)
         #expect(expected.count == Set(values).count * 2)
+    }
+}
+
+/// Numbers from a fixed seed (an LCG), so generated registrations are the same on every run; and the base64url
+/// alphabet packed registrations are made of.
+private struct Draws {
+    static let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next(_ bound: Int) -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int((state >> 33) % UInt64(bound))
     }
 }
