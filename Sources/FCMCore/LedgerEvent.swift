@@ -38,8 +38,12 @@ package enum LedgerEvent: Hashable, Sendable {
 }
 
 /// One line of the state journal, as the engine sees it. Ids number the intents of one run.
+///
+/// A completion line carries `after`, the last intent id written before it: a reader that has seen fewer
+/// intents by then knows a line was cut, even when the cut intent was the last of its window and no later
+/// intent's number shows the gap.
 package enum JournalEntry: Hashable, Sendable {
     case intent(id: Int, LedgerEvent)
-    case done(ids: [Int])
-    case gone(ids: [Int])
+    case done(ids: [Int], after: Int? = nil)
+    case gone(ids: [Int], after: Int? = nil)
 }

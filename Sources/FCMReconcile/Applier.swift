@@ -127,6 +127,8 @@ package struct Applier: Sendable {
         let stop: StopSignal?
         var report = ApplyReport()
         var nextID = 1
+        /// The last intent id the journal holds: completion lines carry it, so a reader can tell a cut intent.
+        var journaledThrough = 0
         /// Intents answered since the journal was last written, as two lists of ids rather than an entry per
         /// change: one `done` and one `gone` line per write, however many changes it closes.
         var doneIDs: [Int] = []
@@ -169,10 +171,11 @@ package struct Applier: Sendable {
             do {
                 var written: [JournalEntry] = []
                 written.reserveCapacity(entries.count + 2)
-                if !doneIDs.isEmpty { written.append(.done(ids: doneIDs)) }
-                if !goneIDs.isEmpty { written.append(.gone(ids: goneIDs)) }
+                if !doneIDs.isEmpty { written.append(.done(ids: doneIDs, after: journaledThrough)) }
+                if !goneIDs.isEmpty { written.append(.gone(ids: goneIDs, after: journaledThrough)) }
                 written.append(contentsOf: entries)
                 try await output.append(written, to: journal)
+                if case .intent(let id, _)? = entries.last { journaledThrough = id }
                 doneIDs.removeAll(keepingCapacity: true)
                 goneIDs.removeAll(keepingCapacity: true)
                 answeredRequests = 0

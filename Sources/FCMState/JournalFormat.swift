@@ -6,10 +6,10 @@ import Foundation
 ///     {"run":"3f…","lineage":"…","base_serial":4,"started":"2026-11-23T19:40:00Z"}
 ///     {"intent":1,"subscribe":"news","token":"…"}     before the request is sent
 ///     {"intent":2,"group":"fam","members":[{"fid":"…"}]}
-///     {"done":[1,2]}                                    after FCM said yes
-///     {"gone":[3]}                                      FCM no longer knows the registration
+///     {"done":[1,2],"after":2}                          after FCM said yes
+///     {"gone":[3],"after":3}                            FCM no longer knows the registration
 ///
-/// Intent ids count within their run. A backend that cannot append (object storage) writes the same
+/// Intent ids count within their run; `after` is the last intent id written before the completion line. A backend that cannot append (object storage) writes the same
 /// lines in segments.
 package enum JournalFormat {
     package struct RunHeader: Hashable, Sendable {
@@ -48,14 +48,19 @@ package enum JournalFormat {
             writer.raw(value.kind == .fid ? "\"fid\":" : "\"token\":")
             value.withUTF8 { writer.string(utf8: $0) }
         }
-        func ids(_ label: StaticString, _ values: [Int]) {
+        func ids(_ label: StaticString, _ values: [Int], after: Int?) {
             guard !values.isEmpty else { return }
             writer.raw(label)
             for (index, id) in values.enumerated() {
                 if index > 0 { writer.raw(",") }
                 writer.int(id)
             }
-            writer.raw("]}\n")
+            writer.raw("]")
+            if let after {
+                writer.raw(",\"after\":")
+                writer.int(after)
+            }
+            writer.raw("}\n")
         }
         for entry in entries {
             switch entry {
@@ -85,8 +90,8 @@ package enum JournalFormat {
                     writer.raw("]")
                 }
                 writer.raw("}\n")
-            case .done(let values): ids("{\"done\":[", values)
-            case .gone(let values): ids("{\"gone\":[", values)
+            case .done(let values, let after): ids("{\"done\":[", values, after: after)
+            case .gone(let values, let after): ids("{\"gone\":[", values, after: after)
             }
         }
     }
@@ -128,8 +133,9 @@ package enum JournalFormat {
                 return id
             }
         }
-        if let done = value["done"]?.array { return .entry(.done(ids: try ids(done))) }
-        if let gone = value["gone"]?.array { return .entry(.gone(ids: try ids(gone))) }
+        let after = value["after"]?.int
+        if let done = value["done"]?.array { return .entry(.done(ids: try ids(done), after: after)) }
+        if let gone = value["gone"]?.array { return .entry(.gone(ids: try ids(gone), after: after)) }
         throw JSONParseError(offset: 0, reason: "not a journal record")
     }
 }
@@ -178,18 +184,27 @@ package struct JournalReplayer {
                 guard id == lastIntent + 1 || !inRun else { throw Self.cut(source, "intent \(id) follows intent \(lastIntent)") }
                 lastIntent = id
                 open[id] = event
-            case .done(let ids):
+            case .done(let ids, let after):
+                try checkWritten(after, source)
                 for id in ids {
                     guard id <= lastIntent || !inRun else { throw Self.unknownCompletion(source, id) }
                     open.removeValue(forKey: id)?.apply(to: &ledger)
                 }
-            case .gone(let ids):
+            case .gone(let ids, let after):
+                try checkWritten(after, source)
                 for id in ids {
                     guard id <= lastIntent || !inRun else { throw Self.unknownCompletion(source, id) }
                     open.removeValue(forKey: id)?.applyGone(to: &ledger)
                 }
             }
         }
+    }
+
+    /// More intents than the line says were written is no loss (a write that failed part way, whose run
+    /// stopped); fewer is a cut.
+    private func checkWritten(_ after: Int?, _ source: String) throws {
+        guard let after, inRun, !skipping, after > lastIntent else { return }
+        throw Self.cut(source, "a completion line written after intent \(after) follows intent \(lastIntent)")
     }
 
     static func unknownCompletion(_ source: String, _ id: Int) -> StateError {

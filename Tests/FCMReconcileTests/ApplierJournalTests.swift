@@ -76,6 +76,42 @@ final class JournalCheckingService: TopicBatchService, @unchecked Sendable {
         // and one for the last completions. A batch of 1,000 registrations counts as one answer, not as 1,000:
         // counted by registration, every batch's answer was a write of its own (4 writes here, not 3).
         #expect(store.journalAppends <= (batchSize == 1 ? 2 * 8 + 1 : 3))
+        // Each completion line names the last intent written before it.
+        var lastIntent = 0
+        var completionLines = 0
+        for (_, line) in StateAssembly.lines(store.journalBytes).0 {
+            switch try JournalFormat.decodeLine(line) {
+            case .entry(.intent(let id, _)): lastIntent = id
+            case .entry(.done(_, let after)), .entry(.gone(_, let after)):
+                #expect(after == lastIntent)
+                completionLines += 1
+            case .run: break
+            }
+        }
+        #expect(lastIntent == 2000 && completionLines >= 1)
+    }
+
+    /// The run's last request unanswered (its outcome unknown): its intent is the journal's last before the
+    /// final completion line, and a journal with that intent cut out is refused, not read with it forgotten.
+    @Test func theLastIntentCutBeforeTheFinalCompletionsIsRefused() async throws {
+        let store = InMemoryStateStore()
+        let base = try await store.write(Ledger(lineage: "L", serial: 1), replacing: nil)
+        let journal = try await store.openJournal(base: base, expectedBytes: 800_000)
+        let last = Registration(value: "r599:APA91b", kind: .token)
+        let service = UnansweringService(unanswered: last)
+        let (report, _) = await Applier(service: service, limit: .fixed(1), window: 256)
+            .apply(plan(600), observed: ObservedState(), ledger: Ledger(lineage: "L", serial: 1), journal: journal)
+        #expect(report.failures.count == 1)
+        let bytes = store.journalBytes
+        let lines = bytes.split(separator: UInt8(ascii: "\n"))
+        #expect(lines.count >= 3 && String(decoding: lines[lines.count - 2], as: UTF8.self).contains("\"intent\":600,"))
+        #expect(String(decoding: lines[lines.count - 1], as: UTF8.self).hasPrefix("{\"done\":["))
+        let whole = try StateAssembly.snapshot(stored: nil, journal: bytes, statePath: "s", journalPath: "j")
+        #expect(whole.ledger.pending.subscriptions["news"] == [last])
+        let cut = Array((lines.dropLast(2) + [lines[lines.count - 1]]).joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
+        #expect { try StateAssembly.snapshot(stored: nil, journal: cut, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".contains("a completion line written after intent 600 follows intent 599")
+        }
     }
 
     @Test func aJournalThatStopsAcceptingWritesStopsTheRequests() async throws {
@@ -94,6 +130,21 @@ final class JournalCheckingService: TopicBatchService, @unchecked Sendable {
         let snapshot = try await store.read()
         let known = snapshot.ledger.managedSubscribers(of: "news").union(snapshot.ledger.pending.subscriptions["news"] ?? [])
         #expect(Set(service.requests.flatMap(\.registrations)).isSubset(of: known))
+    }
+}
+
+/// Answers every registration but one, whose request fails as if the connection dropped before the reply.
+final class UnansweringService: TopicBatchService, Sendable {
+    struct Dropped: Error {}
+    let unanswered: Registration
+
+    init(unanswered: Registration) { self.unanswered = unanswered }
+
+    func performBatch(topic: String, action: SubscriptionChange.Action, _ registrations: [Registration]) async throws -> [Registration:
+        SubscriptionOutcome]
+    {
+        if registrations.contains(unanswered) { throw Dropped() }
+        return Dictionary(uniqueKeysWithValues: registrations.map { ($0, SubscriptionOutcome.done) })
     }
 }
 

@@ -60,7 +60,7 @@ struct RetriedBatchService: TopicBatchService {
         for (_, line) in StateAssembly.lines(store.journalBytes).0 {
             switch try JournalFormat.decodeLine(line) {
             case .entry(.intent(let id, _)): intents.append(id)
-            case .entry(.done(let ids)): completed += ids
+            case .entry(.done(let ids, _)): completed += ids
             default: break
             }
         }

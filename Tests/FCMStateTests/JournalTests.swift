@@ -20,6 +20,8 @@ import Testing
         .intent(id: 3, .group(name: "fam", members: [Registration(value: "x:APA91b", kind: .token)])),
         .done(ids: [1, 2, 30]),
         .gone(ids: [4]),
+        .done(ids: [5], after: 7),
+        .gone(ids: [6, 8], after: 8),
     ])
     func linesDecodeToTheSameEntry(entry: JournalEntry) throws {
         var bytes: [UInt8] = []
@@ -84,6 +86,31 @@ import Testing
             "\($0)".hasPrefix("j:3: a completion names intent 2, which the journal does not hold")
         }
         #expect((try? StateAssembly.snapshot(stored: nil, journal: whole, statePath: "s", journalPath: "j")) != nil)
+    }
+
+    /// The last intent of a window, cut, leaves no gap in the ids when only a completion line follows it
+    /// (completions written on their own, then the run killed): the line's `after` shows it.
+    @Test func anIntentCutBeforeACompletionLineIsAnError() throws {
+        let intents: [JournalEntry] = (1...3).map { .intent(id: $0, .subscribed(topic: "news", registration: [a, b, f][$0 - 1])) }
+        let whole = journal("L", intents + [.done(ids: [1, 2], after: 3)])
+        let lines = whole.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let cut = Array(lines.enumerated().filter { $0.offset != 3 }.map(\.element).joined(separator: [UInt8(ascii: "\n")]))
+        #expect { try StateAssembly.snapshot(stored: nil, journal: cut, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".hasPrefix("j:4: a completion line written after intent 3 follows intent 2: lines are missing from the middle")
+        }
+        let goneAfter = journal("L", Array(intents.prefix(2)) + [.gone(ids: [1], after: 3)])
+        #expect { try StateAssembly.snapshot(stored: nil, journal: goneAfter, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".hasPrefix("j:4: a completion line written after intent 3 follows intent 2")
+        }
+        let snapshot = try StateAssembly.snapshot(stored: nil, journal: whole, statePath: "s", journalPath: "j")
+        #expect(snapshot.ledger.managedSubscribers(of: "news") == [a, b])
+        #expect(snapshot.ledger.pending.subscriptions == ["news": [f]])
+        // More intents than the line names is no loss (a write that failed part way before it), and a journal
+        // written before completion lines said `after` still reads.
+        let moreIntents = journal("L", intents + [.done(ids: [1, 2], after: 1)])
+        #expect(try StateAssembly.snapshot(stored: nil, journal: moreIntents, statePath: "s", journalPath: "j").pendingIntents == 1)
+        let older = journal("L", intents + [.done(ids: [1, 2])])
+        #expect(try StateAssembly.snapshot(stored: nil, journal: older, statePath: "s", journalPath: "j").pendingIntents == 1)
     }
 
     /// The reservation is sized from the plan: it covers what the journal of its longest names and largest
