@@ -17,6 +17,7 @@ package enum StartupCheck {
     /// (`scripts/bench/fleet.py`) peaked at 193-226 MiB with them and 175-188 MiB with two, at the same CPU time
     /// (one arena: 172 MiB, 5-13 % more CPU). `MALLOC_ARENA_MAX` in the environment still wins.
     package static func limitMallocArenas() {
-        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil { _ = fcm_limit_malloc_arenas(2) }
+        // getenv, not ProcessInfo's environment: that copies every variable into a dictionary, first thing.
+        if getenv("MALLOC_ARENA_MAX") == nil { _ = fcm_limit_malloc_arenas(2) }
     }
 }

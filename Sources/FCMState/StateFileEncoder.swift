@@ -6,8 +6,8 @@ import FCMCore
 /// everything before it last.
 struct StateFileEncoder {
     private let ledger: Ledger
-    private let tokens: [String]
-    private let fids: [String]
+    private let tokens: [Registration]
+    private let fids: [Registration]
     private var position: [Registration: Int] = [:]
     private var out: JSONWriter
 
@@ -18,11 +18,13 @@ struct StateFileEncoder {
         for group in ledger.groups.values { everyone.formUnion(group.members) }
         for members in ledger.pending.subscriptions.values { everyone.formUnion(members) }
         for members in ledger.pending.groupMembers.values { everyone.formUnion(members) }
-        tokens = everyone.filter { $0.kind == .token }.map(\.value).sorted()
-        fids = everyone.filter { $0.kind == .fid }.map(\.value).sorted()
+        // Sorted by their bytes (`Registration.sorted`), as ShardEncoder does: the same order as the texts' for
+        // the ASCII every valid registration is, without making a String of each.
+        tokens = everyone.filter { $0.kind == .token }.sorted()
+        fids = everyone.filter { $0.kind == .fid }.sorted()
         position.reserveCapacity(everyone.count)
-        for (index, value) in tokens.enumerated() { position[Registration(value: value, kind: .token)] = index }
-        for (index, value) in fids.enumerated() { position[Registration(value: value, kind: .fid)] = tokens.count + index }
+        for (index, registration) in tokens.enumerated() { position[registration] = index }
+        for (index, registration) in fids.enumerated() { position[registration] = tokens.count + index }
         let memberships = ledger.topics.values.reduce(0) { $0 + $1.count }
         out = JSONWriter(capacity: (tokens.count + fids.count) * 170 + memberships * 8 + 4096)
     }
@@ -112,9 +114,9 @@ struct StateFileEncoder {
         guard !named.isEmpty else { return }
         out.raw(",\n\"device_names\": {")
         for (index, (reference, name)) in named.enumerated() {
-            out.raw(index == 0 ? "\n  " : ",\n  ")
-            out.string(String(reference))
-            out.raw(": ")
+            out.raw(index == 0 ? "\n  \"" : ",\n  \"")
+            out.int(reference)
+            out.raw("\": ")
             out.string(name)
         }
         out.raw("\n}")
@@ -132,8 +134,10 @@ struct StateFileEncoder {
         }
         out.raw("},\n  \"registrations\": [")
         for (index, key) in ledger.applied.registrations.keys.sorted().enumerated() {
-            out.raw(index % 8 == 0 ? (index == 0 ? "\n    " : ",\n    ") : ", ")
-            out.string(StateFileFormat.hex(key) + StateFileFormat.hex(ledger.applied.registrations[key]!))
+            out.raw(index % 8 == 0 ? (index == 0 ? "\n    \"" : ",\n    \"") : ", \"")
+            hex(key)
+            hex(ledger.applied.registrations[key]!)
+            out.raw("\"")
         }
         out.raw("\n  ]}")
     }
@@ -154,11 +158,19 @@ struct StateFileEncoder {
         out.raw("\n}")
     }
 
-    private mutating func list(_ values: [String]) {
+    /// 16 lowercase hex digits, as `StateFileFormat.hex` spells them, written in place.
+    private mutating func hex(_ value: UInt64) {
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let digit = UInt8((value >> UInt64(shift)) & 0xF)
+            out.bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        }
+    }
+
+    private mutating func list(_ values: [Registration]) {
         out.raw("[")
         for (index, value) in values.enumerated() {
             out.raw(index == 0 ? "\n  " : ",\n  ")
-            out.string(value)
+            value.withUTF8 { out.string(utf8: $0) }
         }
         out.raw(values.isEmpty ? "]" : "\n]")
     }

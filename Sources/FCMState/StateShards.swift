@@ -75,7 +75,7 @@ package struct ShardPolicy: Sendable, Equatable {
     /// The default, or `FCMCTL_STATE_SHARDS=N` (a power of two): N shards whatever the size, so tests and the
     /// chaos scripts can run a small state on the sharded layout.
     package static var standard: ShardPolicy {
-        if let text = ProcessInfo.processInfo.environment["FCMCTL_STATE_SHARDS"], let count = Int(text), count > 0,
+        if let text = getenv("FCMCTL_STATE_SHARDS").map({ String(cString: $0) }), let count = Int(text), count > 0,
             count & (count - 1) == 0
         {
             return ShardPolicy(fixedBits: count.trailingZeroBitCount)
