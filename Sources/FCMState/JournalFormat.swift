@@ -134,6 +134,7 @@ package enum JournalFormat {
             }
         }
         let after = value["after"]?.int
+        if value["after"] != nil, after == nil { throw JSONParseError(offset: 0, reason: "an `after` that is not a number") }
         if let done = value["done"]?.array { return .entry(.done(ids: try ids(done), after: after)) }
         if let gone = value["gone"]?.array { return .entry(.gone(ids: try ids(gone), after: after)) }
         throw JSONParseError(offset: 0, reason: "not a journal record")
@@ -182,6 +183,9 @@ package struct JournalReplayer {
             switch entry {
             case .intent(let id, let event):
                 guard id == lastIntent + 1 || !inRun else { throw Self.cut(source, "intent \(id) follows intent \(lastIntent)") }
+                // Without a header, ids that start again belong to another run (its header cut, or late
+                // segments of a second run): the first run's open intents stay pending, not overwritten.
+                if !inRun, id <= lastIntent { closeRun() }
                 lastIntent = id
                 open[id] = event
             case .done(let ids, let after):
@@ -200,8 +204,8 @@ package struct JournalReplayer {
         }
     }
 
-    /// More intents than the line says were written is no loss (a write that failed part way, whose run
-    /// stopped); fewer is a cut.
+    /// Fewer intents than the line says were written is a cut. More is not written by fcmctl (a failed
+    /// write ends the run's writing) and would lose nothing, so it is let through.
     private func checkWritten(_ after: Int?, _ source: String) throws {
         guard let after, inRun, !skipping, after > lastIntent else { return }
         throw Self.cut(source, "a completion line written after intent \(after) follows intent \(lastIntent)")

@@ -113,6 +113,35 @@ import Testing
         #expect(try StateAssembly.snapshot(stored: nil, journal: older, statePath: "s", journalPath: "j").pendingIntents == 1)
     }
 
+    /// A bucket's journal can begin with late segments of a run that lost its lock (no header). If the next
+    /// run's header is cut, its intents, numbered from 1 again, must not take the places of the late ones.
+    @Test func idsStartingAgainWithoutAHeaderLeaveTheEarlierIntentsPending() throws {
+        let x = Registration(value: "x:APA91b", kind: .token)
+        var late: [UInt8] = []
+        JournalFormat.encode([.intent(id: 3, .subscribed(topic: "news", registration: a))], into: &late)
+        let next: [JournalEntry] =
+            [b, f, x].enumerated().map { .intent(id: $0.offset + 1, .subscribed(topic: "news", registration: $0.element)) }
+            + [.done(ids: [1, 2, 3], after: 3)]
+        let whole = late + journal("L", next, run: "run2")
+        let lines = whole.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let headerCut = Array(lines.enumerated().filter { $0.offset != 1 }.map(\.element).joined(separator: [UInt8(ascii: "\n")]))
+        let stored = try StateFileFormat.decode(StateFileFormat.encode(Ledger(lineage: "L", serial: 1)), source: "s")
+        for bytes in [whole, headerCut] {
+            let snapshot = try StateAssembly.snapshot(stored: stored, journal: bytes, statePath: "s", journalPath: "j")
+            #expect(snapshot.ledger.pending.subscriptions["news"] == [a])
+            #expect(snapshot.ledger.managedSubscribers(of: "news") == [b, f, x])
+        }
+    }
+
+    @Test func anAfterThatIsNotANumberIsDamage() {
+        var bytes = journal("L", [.intent(id: 1, .subscribed(topic: "news", registration: a))])
+        bytes += Array(#"{"done":[1],"after":"1"}"#.utf8) + [UInt8(ascii: "\n")]
+        JournalFormat.encode([.intent(id: 2, .subscribed(topic: "news", registration: b))], into: &bytes)
+        #expect { try StateAssembly.snapshot(stored: nil, journal: bytes, statePath: "s", journalPath: "j") } throws: {
+            "\($0)".hasPrefix("j:3: not a valid journal record")
+        }
+    }
+
     /// The reservation is sized from the plan: it covers what the journal of its longest names and largest
     /// group steps takes, escaping included (a flat 400 bytes per operation did not).
     @Test func theJournalBudgetCoversLongNamesAndFullGroupSteps() {
