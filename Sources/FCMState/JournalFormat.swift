@@ -9,8 +9,8 @@ import Foundation
 ///     {"done":[1,2],"after":2}                          after FCM said yes
 ///     {"gone":[3],"after":3}                            FCM no longer knows the registration
 ///
-/// Intent ids count within their run; `after` is the last intent id written before the completion line. A backend that cannot append (object storage) writes the same
-/// lines in segments.
+/// Intent ids count within their run; `after` is the last intent id written before the completion line. A
+/// backend that cannot append (object storage) writes the same lines in segments.
 package enum JournalFormat {
     package struct RunHeader: Hashable, Sendable {
         package var run: String
