@@ -80,7 +80,9 @@ package enum Planner {
     static func goneRegistrationNotes(desired: DesiredState, observed: ObservedState) -> [PlanFinding] {
         var notes: [PlanFinding] = []
         for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
-            for registration in topic.members.sorted() {
+            // Filtered before sorted: a topic of 100,000 members usually holds none that are gone, and sorting
+            // them all to find none was 1 % of a 100,000-change apply.
+            for registration in topic.members.filter(observed.isGone).sorted() {
                 guard case .gone(let reason)? = observed.registrations[registration] else { continue }
                 notes.append(
                     .registrationGone(

@@ -51,6 +51,26 @@ import Testing
         #expect(plan.findings == [.registrationGone(topic: "news", registration: a, device: nil, reason: "UNREGISTERED", at: nil)])
     }
 
+    @Test func goneRegistrationsAreReportedByTopicThenRegistration() {
+        let observed = ObservedState(registrations: [
+            c: .gone(reason: "NOT_FOUND"), a: .gone(reason: "UNREGISTERED"), b: .active(topics: []),
+        ])
+        let desired = DesiredState(
+            project: project,
+            topics: [
+                "weather": DesiredTopic(name: "weather", members: [c, b], ownership: .additive),
+                "news": DesiredTopic(name: "news", members: [c, b, a], ownership: .additive),
+            ])
+        let plan = Planner.plan(desired: desired, ledger: Ledger(), observed: observed)
+        #expect(
+            plan.findings == [
+                .registrationGone(topic: "news", registration: a, device: nil, reason: "UNREGISTERED", at: nil),
+                .registrationGone(topic: "news", registration: c, device: nil, reason: "NOT_FOUND", at: nil),
+                .registrationGone(topic: "weather", registration: c, device: nil, reason: "NOT_FOUND", at: nil),
+            ])
+        #expect(plan.topics.map(\.added) == [[b], [b]])
+    }
+
     @Test func groupsAreCreatedUpdatedAndDeleted() {
         var ledger = Ledger()
         ledger.recordGroup("old", members: [a])
