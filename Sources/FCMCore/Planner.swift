@@ -81,7 +81,7 @@ package enum Planner {
         var notes: [PlanFinding] = []
         for topic in desired.topics.values.sorted(by: { $0.name < $1.name }) {
             // Filtered before sorted: a topic of 100,000 members usually holds none that are gone, and sorting
-            // them all to find none was 1 % of a 100,000-change apply.
+            // them all to find none was 0.6 % of a 100,000-change apply.
             for registration in topic.members.filter(observed.isGone).sorted() {
                 guard case .gone(let reason)? = observed.registrations[registration] else { continue }
                 notes.append(
